@@ -1,0 +1,147 @@
+"""``bits``: a state's raw stream, reshaped (SPEC.md section 2, "Output")."""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxpmac import _inputs
+from jaxpmac import _stream
+from jaxpmac import _words as w
+from jaxpmac._state import RNGState
+
+DTYPE_ACCEPTS = "uint8, uint16, uint32 or uint64 (uint64 needs jax_enable_x64)"
+OFFSET_ACCEPTS = "a Python int in [0, 2**64) or an integer scalar array (traced or not)"
+
+
+def check_state(state, *, name: str) -> RNGState:
+    if not isinstance(state, RNGState):
+        raise TypeError(f"{name} accepts a jaxpmac RNGState (from jaxpmac.key), but was given "
+                        f"{_inputs.describe(state)}")
+    return state
+
+
+def check_shape(shape, *, name: str) -> tuple[int, ...]:
+    """A static shape: a non-negative int or a sequence of them."""
+    entries = (shape,) if isinstance(shape, (int, np.integer)) else shape
+    try:
+        entries = tuple(entries)
+    except TypeError:
+        raise TypeError(f"{name} shape accepts a sequence of non-negative ints, but was given "
+                        f"{_inputs.describe(shape)}") from None
+    for entry in entries:
+        if isinstance(entry, (bool, np.bool_)) or not isinstance(entry, (int, np.integer)):
+            raise TypeError(f"{name} shape accepts a sequence of non-negative ints, but was "
+                            f"given {shape!r} (entry {_inputs.describe(entry)})")
+        if entry < 0:
+            raise ValueError(f"{name} shape accepts a sequence of non-negative ints, but was "
+                             f"given {shape!r}")
+    return tuple(int(entry) for entry in entries)
+
+
+def check_stream_dtype(dtype, *, name: str) -> np.dtype:
+    try:
+        dtype = jnp.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{name} dtype accepts {DTYPE_ACCEPTS}, but was given {dtype!r}") from None
+    if dtype not in [jnp.dtype(d) for d in _stream.STREAM_DTYPES]:
+        raise TypeError(f"{name} dtype accepts {DTYPE_ACCEPTS}, but was given {dtype}")
+    if dtype == jnp.uint64 and not jax.config.jax_enable_x64:
+        raise TypeError(f"{name} dtype uint64 needs 64-bit types: enable them with "
+                        f"jax.config.update('jax_enable_x64', True), or draw uint32")
+    return dtype
+
+
+def check_offset(offset, *, name: str) -> w.Word:
+    """A stream offset as one word: a static int or a dynamic ``Pair``."""
+    if isinstance(offset, int) and not isinstance(offset, bool) and offset < 0:
+        raise ValueError(f"{name} offset accepts {OFFSET_ACCEPTS}, but was given {offset}")
+    (word,) = _inputs.words_of(offset, name=f"{name} offset", allow_vector=False,
+                               accepts=OFFSET_ACCEPTS)
+    return word
+
+
+def use_native_words() -> bool:
+    """The native-uint64 cipher path runs whenever 64-bit types are enabled."""
+    return bool(jax.config.jax_enable_x64)
+
+
+def _offset_blocks(offset, per_block: int):
+    """``(first_block, skip)`` of a stream offset: a block index word and the elements to skip
+    in that block. Static offsets give static ints, traced ones dynamic values."""
+    if w.is_static(offset):
+        return divmod(offset, per_block)
+    shift = per_block.bit_length() - 1
+    first_block = w.Pair(offset.hi >> np.uint32(shift),
+                         (offset.lo >> np.uint32(shift)) | (offset.hi << np.uint32(32 - shift)))
+    return first_block, (offset.lo & np.uint32(per_block - 1)).astype(jnp.int32)
+
+
+@partial(jax.jit, static_argnames=("final_tweak", "n", "dtype", "native", "static_skip"))
+def _stream_impl(h, first_block, dynamic_skip, *, final_tweak: int, n: int, dtype,
+                 native: bool, static_skip: int | None):
+    # The hash and block index arrive as arguments, not constants, so that eager draws from
+    # many states share one compiled program; under an outer jit they are constants anyway.
+    if native:
+        h = tuple(w.to_u64(x) for x in h)
+        first_block = w.to_u64(first_block)
+    per_block = _stream.elements_per_block(dtype)
+    if static_skip is not None:
+        n_blocks = -(-(static_skip + n) // per_block)
+        flat = _stream.counter_stream(h, final_tweak, first_block, n_blocks, dtype,
+                                      native=native)
+        return flat[static_skip:static_skip + n]
+    n_blocks = -(-n // per_block) + 1
+    flat = _stream.counter_stream(h, final_tweak, first_block, n_blocks, dtype, native=native)
+    return jax.lax.dynamic_slice_in_dim(flat, dynamic_skip, n)
+
+
+def stream(state: RNGState, n: int, dtype, *, offset: w.Word = 0,
+           native: bool | None = None) -> jax.Array:
+    """Stream elements ``offset .. offset + n - 1`` of ``state``, flat; inputs already checked.
+
+    ``offset`` is a static int or a dynamic ``Pair`` word; ``native`` forces the cipher path
+    (default: native uint64 words when x64 is on).
+    """
+    native = use_native_words() if native is None else native
+    final_tweak, h = state.message_hash()
+    first_block, skip = _offset_blocks(offset, _stream.elements_per_block(dtype))
+    static_skip = skip if isinstance(skip, int) else None
+    return _stream_impl(tuple(w.to_pair(x) for x in h), w.to_pair(first_block),
+                        0 if static_skip is not None else skip, final_tweak=final_tweak, n=n,
+                        dtype=jnp.dtype(dtype), native=native, static_skip=static_skip)
+
+
+def bits(state: RNGState, shape=(), dtype=jnp.uint32, *, offset=0) -> jax.Array:
+    """Random bits: the state's stream of ``dtype`` elements, reshaped to ``shape``.
+
+    Element ``i`` of the flattened output is stream element ``offset + i`` (SPEC section 2), so
+    a draw can be made in pieces, or sharded, and agree with the whole. The 32-bit stream splits
+    each 64-bit word low half first; 8- and 16-bit streams split the 32-bit one likewise.
+
+    Args:
+        state: an :class:`RNGState`.
+        shape: the output shape (non-negative ints).
+        dtype: ``uint8``, ``uint16``, ``uint32`` (default) or ``uint64`` (needs x64).
+        offset: the index of the first stream element: a Python int in ``[0, 2**64)`` (so more
+            than ``2**32`` blocks of one stream are reachable) or an integer scalar array.
+
+    Returns:
+        An array of ``shape`` and ``dtype``.
+
+    Example:
+        >>> import jax.numpy as jnp, jaxpmac as jp
+        >>> s = jp.key(0).split_static("noise")
+        >>> whole = jp.bits(s, (4, 8))
+        >>> bool((jp.bits(s, (8,), offset=8) == whole[1]).all())
+        True
+    """
+    check_state(state, name="bits")
+    shape = check_shape(shape, name="bits")
+    dtype = check_stream_dtype(dtype, name="bits")
+    offset = check_offset(offset, name="bits")
+    return stream(state, math.prod(shape), dtype, offset=offset).reshape(shape)

@@ -1,0 +1,217 @@
+"""``RNGState``: a PMAC message (nonce, static words, dynamic words) as a JAX pytree.
+
+SPEC.md section 2. Everything known at trace time is folded into Python ints and kept as pytree
+aux data (so the compiled program sees constants): a concrete nonce, the static labels, every
+dynamic block whose words are all concrete. Only traced words, and the XOR of encrypted blocks
+that held one, are leaves. Appending a dynamic word only records it until a block of four is
+full; the fifth word encrypts that block (at trace time if it is all concrete).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Optional, Sequence
+
+import jax
+
+from jaxpmac import _inputs
+from jaxpmac import _threefish as tf
+from jaxpmac import _words as w
+
+WORDS_PER_BLOCK = 4
+ALL_ONES = w.MASK64
+STATIC_TWEAK_WORD = ALL_ONES          # -1: tweak word 0 of static blocks
+FINAL_TWEAK_FULL = ALL_ONES - 1       # -2: the last block held 4 words
+FINAL_TWEAK_PADDED = ALL_ONES - 2     # -3: the last block was padded with 1, 0, ...
+
+UID_ACCEPTS = ("Python ints in [-2**63, 2**64), integer scalar arrays or 1-D integer arrays "
+               "(traced or not)")
+SEED_ACCEPTS = "a Python int in [-2**63, 2**64) or an integer scalar array (traced or not)"
+
+
+def _xor_words(a: Sequence[w.Word], b: Sequence[w.Word]) -> tuple[w.Word, ...]:
+    return tuple(w.xor(x, y) for x, y in zip(a, b))
+
+
+def _static_tweak(block_index: int, n_labels: int) -> tuple[int, int]:
+    return (STATIC_TWEAK_WORD, block_index + (((n_labels - 1) & w.MASK32) << 32))
+
+
+def _static_blocks(message: Sequence[w.Word]) -> list[tuple[w.Word, ...]]:
+    padded = list(message) + [0] * (-len(message) % WORDS_PER_BLOCK)
+    return [tuple(padded[i:i + WORDS_PER_BLOCK]) for i in range(0, len(padded), WORDS_PER_BLOCK)]
+
+
+@functools.lru_cache(maxsize=4096)
+def _static_sum_of_labels(nonce: Optional[int], labels: tuple[int, ...]) -> tuple[int, ...]:
+    """XOR of the encrypted static blocks whose words are all static (all of them when the nonce
+    is static; all but block 0 when ``nonce`` is None, i.e. traced)."""
+    total = (0, 0, 0, 0)
+    for j, block in enumerate(_static_blocks([0 if nonce is None else nonce, *labels])):
+        if nonce is None and j == 0:
+            continue
+        total = _xor_words(total, tf.encrypt(tf.GENERATOR_KEY, _static_tweak(j, len(labels)), block))
+    return total
+
+
+@jax.tree_util.register_pytree_node_class
+class RNGState:
+    """A point of jaxpmac's family of independent random streams (a PMAC message).
+
+    Make one with :func:`jaxpmac.key`, derive others with :meth:`split` (dynamic words: loop and
+    example indices) and :meth:`split_static` (static labels), and draw with :func:`jaxpmac.bits`.
+    States are immutable; deriving never changes the parent. A state is a pytree: it passes
+    through ``jit``, ``vmap``, ``scan``, ``cond``, ``checkpoint`` and ``shard_map``.
+
+    Example:
+        >>> import jaxpmac as jp
+        >>> s = jp.key(42)
+        >>> a = jp.bits(s.split(0, 1), (2,))
+        >>> bool((a == jp.bits(s.split(0).split(1), (2,))).all())
+        True
+    """
+
+    __slots__ = ("_nonce", "_labels", "_dyn_static", "_dyn_traced", "_n_full_blocks", "_pending")
+
+    def __init__(self, nonce: w.Word, labels: tuple[int, ...] = (),
+                 dyn_static: tuple[int, ...] = (0, 0, 0, 0),
+                 dyn_traced: Optional[tuple[w.Pair, ...]] = None, n_full_blocks: int = 0,
+                 pending: tuple[w.Word, ...] = ()):
+        # Private: use jaxpmac.key(). Fields are the parts of SPEC section 2's message:
+        self._nonce = nonce                  # int, or a Pair when traced
+        self._labels = labels                # static words s_1..s_k
+        self._dyn_static = dyn_static        # XOR of encrypted all-concrete full dynamic blocks
+        self._dyn_traced = dyn_traced        # XOR of encrypted full blocks with a traced word
+        self._n_full_blocks = n_full_blocks  # full dynamic blocks so far (the next block index)
+        self._pending = pending              # the last block's words (0..4), not yet encrypted
+
+    # -- pytree ---------------------------------------------------------------------------
+    def tree_flatten(self):
+        dynamic = [x for x in (self._nonce, *self._pending) if not w.is_static(x)]
+        if self._dyn_traced is not None:
+            dynamic.extend(self._dyn_traced)
+        layout = tuple(x if w.is_static(x) else None for x in (self._nonce, *self._pending))
+        aux = (layout, self._labels, self._dyn_static, self._dyn_traced is not None,
+               self._n_full_blocks)
+        return tuple(dynamic), aux
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        layout, labels, dyn_static, has_traced, n_full_blocks = aux
+        children = list(children)
+        words = []
+        for static_word in layout:
+            words.append(children.pop(0) if static_word is None else static_word)
+        dyn_traced = tuple(children) if has_traced else None
+        return cls(words[0], labels, dyn_static, dyn_traced, n_full_blocks, tuple(words[1:]))
+
+    def _replace(self, **changes) -> "RNGState":
+        fields = {name.lstrip("_"): getattr(self, name) for name in self.__slots__}
+        fields.update(changes)
+        return RNGState(**fields)
+
+    # -- deriving states ------------------------------------------------------------------
+    def split(self, *uids) -> "RNGState":
+        """Appends dynamic words (SPEC section 2), in order.
+
+        Args:
+            *uids: each a Python int in ``[-2**63, 2**64)``, an integer scalar array (one word)
+                or a 1-D integer array (one word per element), traced or concrete. Signed
+                values sign-extend to 64 bits, so ``split(-1) == split(2**64 - 1)``.
+
+        Returns:
+            A new state; ``s.split(a, b)`` equals ``s.split(a).split(b)``.
+
+        Example:
+            >>> import jax, jax.numpy as jnp, jaxpmac as jp
+            >>> s = jp.key(0)
+            >>> noise = jax.vmap(lambda i: jp.bits(s.split(i), (4,)))(jnp.arange(3))
+            >>> noise.shape
+            (3, 4)
+        """
+        state = self
+        for position, uid in enumerate(uids):
+            for word in _inputs.words_of(uid, name=f"split argument {position}",
+                                         allow_vector=True, accepts=UID_ACCEPTS):
+                state = state._append_dynamic(word)
+        return state
+
+    def _append_dynamic(self, word: w.Word) -> "RNGState":
+        if len(self._pending) < WORDS_PER_BLOCK:
+            return self._replace(pending=self._pending + (word,))
+        # The pending block is full and a fifth word arrives: it is a full block D_b now.
+        b = self._n_full_blocks
+        encrypted = tf.encrypt_words(tf.GENERATOR_KEY, (b, 0), self._pending, native=False)
+        changes = dict(n_full_blocks=b + 1, pending=(word,))
+        if all(w.is_static(x) for x in encrypted):
+            changes["dyn_static"] = _xor_words(self._dyn_static, encrypted)
+        elif self._dyn_traced is None:
+            changes["dyn_traced"] = encrypted
+        else:
+            changes["dyn_traced"] = _xor_words(self._dyn_traced, encrypted)
+        return self._replace(**changes)
+
+    def split_static(self, *labels) -> "RNGState":
+        """Appends static words: labels known at trace time (SPEC section 2).
+
+        Args:
+            *labels: ints in ``[-2**63, 2**64)`` (one word each) or strs (a length word, then
+                the UTF-8 bytes 8 per word). Traced values are a TypeError: use :meth:`split`.
+
+        Example:
+            >>> import jaxpmac as jp
+            >>> jp.bits(jp.key(0).split_static("dropout", 3), (2,)).shape
+            (2,)
+        """
+        words = []
+        for position, label in enumerate(labels):
+            words.extend(_inputs.label_words(label, name=f"label {position}"))
+        return self._replace(labels=self._labels + tuple(words))
+
+    # -- hashing ----------------------------------------------------------------------------
+    def message_hash(self) -> tuple[int, tuple[w.Word, ...]]:
+        """``(f, H)``: the final tweak word and the hash of SPEC section 2 (static ints where
+        everything is concrete, else dynamic ``Pair`` words)."""
+        static_nonce = self._nonce if w.is_static(self._nonce) else None
+        total = _static_sum_of_labels(static_nonce, self._labels)
+        if static_nonce is None:
+            block0 = _static_blocks([self._nonce, *self._labels])[0]
+            total = _xor_words(total, tf.encrypt_words(
+                tf.GENERATOR_KEY, _static_tweak(0, len(self._labels)), block0, native=False))
+        total = _xor_words(total, self._dyn_static)
+        if self._dyn_traced is not None:
+            total = _xor_words(total, self._dyn_traced)
+        if len(self._pending) == WORDS_PER_BLOCK:
+            final_tweak, last = FINAL_TWEAK_FULL, self._pending
+        else:
+            final_tweak = FINAL_TWEAK_PADDED
+            last = (self._pending + (1,) + (0,) * WORDS_PER_BLOCK)[:WORDS_PER_BLOCK]
+        return final_tweak, _xor_words(total, last)
+
+    @property
+    def is_static(self) -> bool:
+        """True when every word of the message was known at trace time."""
+        return not jax.tree_util.tree_leaves(self)
+
+    def __repr__(self) -> str:
+        nonce = hex(self._nonce) if w.is_static(self._nonce) else "<traced>"
+        n_dynamic = WORDS_PER_BLOCK * self._n_full_blocks + len(self._pending)
+        return (f"RNGState(nonce={nonce}, static_words={len(self._labels)}, "
+                f"dynamic_words={n_dynamic})")
+
+
+def key(seed) -> RNGState:
+    """The root state for ``seed``: the message's nonce (SPEC section 2).
+
+    Args:
+        seed: a Python int in ``[-2**63, 2**64)`` or an integer scalar array, traced or not.
+            A concrete seed is folded at trace time; a traced one (e.g. a ``jit`` argument)
+            lets one compiled program serve every seed.
+
+    Example:
+        >>> import jaxpmac as jp
+        >>> jp.key(42)
+        RNGState(nonce=0x2a, static_words=0, dynamic_words=0)
+    """
+    (nonce,) = _inputs.words_of(seed, name="key seed", allow_vector=False, accepts=SEED_ACCEPTS)
+    return RNGState(nonce)
