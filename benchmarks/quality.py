@@ -58,9 +58,12 @@ def _long_stream():
         offset += CHUNK_WORDS
 
 
+# Low-entropy uids, all distinct: 0, 1, ..., 31, then the powers of two 2**5 .. 2**31.
+LOW_ENTROPY_UIDS = np.array(list(range(32)) + [1 << k for k in range(5 + 1, 32)], np.uint32)
+
+
 def _low_entropy_uid(i):
-    """uid = 0, 1, 2, ... for half the streams and powers of two for the other half."""
-    return jnp.where(i < INTERLEAVED // 2, i, jnp.left_shift(1, i - INTERLEAVED // 2))
+    return jnp.asarray(LOW_ENTROPY_UIDS)[i]
 
 
 SOURCES = {
@@ -68,11 +71,12 @@ SOURCES = {
     "adjacent-uids": lambda: _chunks_of_interleaved(lambda i: jp.key(1).split(i), INTERLEAVED),
     "adjacent-nonces": lambda: _chunks_of_interleaved(lambda i: jp.key(i), INTERLEAVED),
     "low-entropy-uids-depth1": lambda: _chunks_of_interleaved(
-        lambda i: jp.key(0).split(_low_entropy_uid(i)), INTERLEAVED),
+        lambda i: jp.key(0).split(_low_entropy_uid(i)), LOW_ENTROPY_UIDS.size),
     "low-entropy-uids-depth5": lambda: _chunks_of_interleaved(
-        lambda i: jp.key(0).split(0, 0, 0, 0, _low_entropy_uid(i)), INTERLEAVED),
+        lambda i: jp.key(0).split(0, 0, 0, 0, _low_entropy_uid(i)), LOW_ENTROPY_UIDS.size),
     "low-entropy-uids-depth8": lambda: _chunks_of_interleaved(
-        lambda i: jp.key(0).split(0, 0, 0, 0, 0, 0, 0, _low_entropy_uid(i)), INTERLEAVED),
+        lambda i: jp.key(0).split(0, 0, 0, 0, 0, 0, 0, _low_entropy_uid(i)),
+        LOW_ENTROPY_UIDS.size),
 }
 # Adjacent static labels are concrete, so they are interleaved from separately drawn streams.
 STATIC_LABELS = 16

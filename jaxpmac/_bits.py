@@ -15,7 +15,8 @@ from jaxpmac import _words as w
 from jaxpmac._state import RNGState
 
 DTYPE_ACCEPTS = "uint8, uint16, uint32 or uint64 (uint64 needs jax_enable_x64)"
-OFFSET_ACCEPTS = "a Python int in [0, 2**64) or an integer scalar array (traced or not)"
+OFFSET_ACCEPTS = ("a Python int in [0, 2**64) or a non-negative integer scalar array "
+                  "(traced or not)")
 
 
 def check_state(state, *, name: str) -> RNGState:
@@ -58,10 +59,15 @@ def check_stream_dtype(dtype, *, name: str) -> np.dtype:
 
 def check_offset(offset, *, name: str) -> w.Word:
     """A stream offset as one word: a static int or a dynamic ``Pair``."""
-    if isinstance(offset, int) and not isinstance(offset, bool) and offset < 0:
+    if isinstance(offset, int) and not isinstance(offset, bool) and not 0 <= offset <= w.MASK64:
         raise ValueError(f"{name} offset accepts {OFFSET_ACCEPTS}, but was given {offset}")
     (word,) = _inputs.words_of(offset, name=f"{name} offset", allow_vector=False,
                                accepts=OFFSET_ACCEPTS)
+    # A concrete negative array would otherwise wrap to an offset near 2**64. (A traced signed
+    # offset cannot be checked at trace time; it sign-extends like every other word.)
+    if w.is_static(word) and not isinstance(offset, int) and np.asarray(offset) < 0:
+        raise ValueError(f"{name} offset accepts {OFFSET_ACCEPTS}, but was given "
+                         f"{_inputs.describe(offset)} with value {np.asarray(offset)}")
     return word
 
 

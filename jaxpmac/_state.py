@@ -169,9 +169,13 @@ class RNGState:
         return self._replace(labels=self._labels + tuple(words))
 
     # -- hashing ----------------------------------------------------------------------------
-    def message_hash(self) -> tuple[int, tuple[w.Word, ...]]:
-        """``(f, H)``: the final tweak word and the hash of SPEC section 2 (static ints where
-        everything is concrete, else dynamic ``Pair`` words)."""
+    def partial_hash(self) -> tuple[tuple[w.Word, ...], int, tuple[w.Word, ...]]:
+        """``(StaticSum ^ DynSum, number of full dynamic blocks, last block's words)``.
+
+        The hash before its last block (SPEC section 2): what a message still open to further
+        dynamic words carries (``jaxpmac.as_jax_key`` packs it into a key). Words are static
+        ints where everything is concrete, else dynamic ``Pair`` words.
+        """
         static_nonce = self._nonce if w.is_static(self._nonce) else None
         total = _static_sum_of_labels(static_nonce, self._labels)
         if static_nonce is None:
@@ -181,6 +185,12 @@ class RNGState:
         total = _xor_words(total, self._dyn_static)
         if self._dyn_traced is not None:
             total = _xor_words(total, self._dyn_traced)
+        return total, self._n_full_blocks, self._pending
+
+    def message_hash(self) -> tuple[int, tuple[w.Word, ...]]:
+        """``(f, H)``: the final tweak word and the hash of SPEC section 2 (static ints where
+        everything is concrete, else dynamic ``Pair`` words)."""
+        total, _, _ = self.partial_hash()
         if len(self._pending) == WORDS_PER_BLOCK:
             final_tweak, last = FINAL_TWEAK_FULL, self._pending
         else:

@@ -1,0 +1,198 @@
+"""jaxpmac keys inside ``jax.random``: ``prng_impl``, ``as_jax_key``, ``fold_in_uids``.
+
+The contracts: a key draws its state's stream, ``fold_in`` appends a dynamic word, ``split(k,
+n)[i]`` is ``fold_in(k, i)``, ``jax.random.key(seed, impl=prng_impl)`` is ``as_jax_key(key(
+seed))`` -- under jit, vmap, scan and grad of the surrounding code.
+"""
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from absl.testing import parameterized
+
+import jaxpmac as jp
+
+SHAPE = (9,)  # 36 bytes: more than one 256-bit output block, not a whole number of them
+
+# Uid sequences crossing the block boundaries of SPEC section 2 (4 words a block): the empty
+# message, a partly filled block, a full last block (final tweak -2), and the fifth and ninth
+# words, which encrypt a full block.
+UID_CASES = [(n, tuple(range(11, 11 + 7 * n, 7))) for n in (0, 3, 4, 5, 9)]
+
+
+def native_bits(state, shape=SHAPE, dtype=jnp.uint32):
+    return np.asarray(jp.bits(state, shape, dtype))
+
+
+def key_bits(key, shape=SHAPE, dtype=jnp.uint32):
+    return jax.random.bits(key, shape, dtype)
+
+
+class InteropContractTest(chex.TestCase):
+
+    @chex.variants(with_jit=True, without_jit=True)
+    @parameterized.parameters(*UID_CASES)
+    def test_keys_draw_the_state_stream(self, n, uids):
+        del n
+        state = jp.key(42).split_static("interop").split(1, 2)  # words before the key is made
+
+        def draw(uid_array):
+            by_state = key_bits(jp.as_jax_key(state.split(uid_array)))
+            k = jp.as_jax_key(state)
+            for i in range(len(uids)):
+                k = jax.random.fold_in(k, uid_array[i])
+            return by_state, key_bits(k)
+
+        by_state, by_fold_in = self.variant(draw)(jnp.asarray(uids, jnp.uint32))
+        expected = native_bits(state.split(*uids))
+        np.testing.assert_array_equal(by_state, expected)
+        np.testing.assert_array_equal(by_fold_in, expected)
+
+    @chex.variants(with_jit=True, without_jit=True)
+    @parameterized.parameters(0, 4)
+    def test_split_child_i_is_fold_in_i(self, n_words):
+        state = jp.key(5).split(*range(n_words))
+
+        def children(s):
+            k = jp.as_jax_key(s)
+            return jax.vmap(key_bits)(jax.random.split(k, (2, 3)).reshape(-1))
+
+        expected = np.stack([native_bits(state.split(i)) for i in range(6)])
+        # Row-major flat index, so split(k, (2, 3)).reshape(-1) is split(k, 6).
+        np.testing.assert_array_equal(self.variant(children)(state), expected)
+        np.testing.assert_array_equal(key_bits(jax.random.split(jp.as_jax_key(state), 3)[2]),
+                                      expected[2])
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_jax_random_key_is_as_jax_key_of_key(self):
+        draw = self.variant(lambda seed: key_bits(jax.random.key(seed, impl=jp.prng_impl)))
+        for seed in (0, 42, -1, 2**31 - 1):  # int32 seeds sign-extend, as in jaxpmac.key
+            np.testing.assert_array_equal(draw(jnp.int32(seed)), native_bits(jp.key(seed)))
+        np.testing.assert_array_equal(key_bits(jax.random.key(7, impl=jp.prng_impl)),
+                                      native_bits(jp.key(7)))
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_narrow_widths_are_the_narrow_streams(self):
+        state = jp.key(9).split(4)
+        draw = self.variant(lambda s: (key_bits(jp.as_jax_key(s), (40,), jnp.uint8),
+                                       key_bits(jp.as_jax_key(s), (20,), jnp.uint16)))
+        u8, u16 = draw(state)
+        np.testing.assert_array_equal(u8, native_bits(state, (40,), jnp.uint8))
+        np.testing.assert_array_equal(u16, native_bits(state, (20,), jnp.uint16))
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_fold_in_uids_carries_64_bit_and_negative_uids(self):
+        state = jp.key(1).split_static("wide")
+        uids = (2**40 + 3, 2**64 - 5, 17, 2**32, 6)  # six words with the -1: crosses a block
+
+        def draw(k):
+            k = jp.fold_in_uids(k, jnp.int32(-1))  # sign-extends, as split does
+            return key_bits(jp.fold_in_uids(k, *uids))
+
+        np.testing.assert_array_equal(self.variant(draw)(jp.as_jax_key(state)),
+                                      native_bits(state.split(-1, *uids)))
+
+
+class InteropTransformTest(chex.TestCase):
+
+    def test_vmap_over_uids_and_over_keys(self):
+        state = jp.key(11)
+        uids = jnp.arange(6, dtype=jnp.uint32)
+        expected = np.stack([native_bits(state.split(i)) for i in range(6)])
+        by_fold_in = jax.jit(jax.vmap(
+            lambda i: key_bits(jax.random.fold_in(jp.as_jax_key(state), i))))(uids)
+        by_state = jax.vmap(lambda i: key_bits(jp.as_jax_key(state.split(i))))(uids)
+        keys = jax.vmap(lambda i: jp.as_jax_key(state.split(i)))(uids)
+        by_key_array = jax.vmap(key_bits)(keys)
+        for got in (by_fold_in, by_state, by_key_array):
+            np.testing.assert_array_equal(got, expected)
+
+    def test_fold_in_chain_under_scan(self):
+        state = jp.key(2).split_static("scan")
+
+        def step(k, i):
+            k = jax.random.fold_in(k, i)
+            return k, key_bits(k)
+
+        _, draws = jax.jit(lambda k: jax.lax.scan(step, k, jnp.arange(6, dtype=jnp.uint32)))(
+            jp.as_jax_key(state))
+        expected = [native_bits(state.split(*range(t + 1))) for t in range(6)]
+        np.testing.assert_array_equal(draws, np.stack(expected))
+
+    def test_grad_through_code_that_draws(self):
+        state = jp.key(0).split_static("grad")
+        noise = jax.random.normal(jp.as_jax_key(state), (16,))
+
+        def loss(scale, k):
+            return jnp.sum((scale * jax.random.normal(k, (16,))) ** 2)
+
+        grad = jax.jit(jax.grad(loss))(2.0, jp.as_jax_key(state))
+        np.testing.assert_allclose(grad, 2 * 2.0 * jnp.sum(noise**2), rtol=1e-5)
+
+    def test_samplers_accept_the_keys(self):
+        k = jp.as_jax_key(jp.key(123))
+        u, n, ints = jax.jit(lambda k: (jax.random.uniform(k, (4096,)),
+                                        jax.random.normal(jax.random.fold_in(k, 1), (4096,)),
+                                        jax.random.randint(jax.random.fold_in(k, 2), (4096,), 0, 10)))(k)
+        self.assertTrue(0.48 < float(u.mean()) < 0.52)
+        self.assertTrue(abs(float(n.mean())) < 0.05 and 0.95 < float(n.std()) < 1.05)
+        self.assertEqual(set(np.unique(ints).tolist()), set(range(10)))
+
+    def test_key_data_round_trips(self):
+        k = jp.as_jax_key(jp.key(4).split(1, 2, 3, 4, 5))
+        again = jax.random.wrap_key_data(jax.random.key_data(k), impl=jp.prng_impl)
+        np.testing.assert_array_equal(key_bits(again), key_bits(k))
+        self.assertEqual(jax.random.key_data(k).shape, (19,))
+
+
+class Uint32FoldInCaveatTest(chex.TestCase):
+    """``jax.random.fold_in`` casts its data to uint32 before the impl sees it."""
+
+    def test_jax_fold_in_wraps_concrete_int64_and_negative_values(self):
+        k = jp.as_jax_key(jp.key(0))
+        wrapped = key_bits(jax.random.fold_in(k, np.int64(2**40 + 5)))
+        np.testing.assert_array_equal(wrapped, native_bits(jp.key(0).split(5)))
+        negative = key_bits(jax.random.fold_in(k, np.int32(-1)))
+        np.testing.assert_array_equal(negative, native_bits(jp.key(0).split(2**32 - 1)))
+        self.assertFalse(np.array_equal(negative, native_bits(jp.key(0).split(-1))))
+
+    def test_jax_fold_in_rejects_python_ints_outside_uint32(self):
+        with pytest.raises(OverflowError):
+            jax.random.fold_in(jp.as_jax_key(jp.key(0)), 2**40)
+
+    def test_fold_in_uids_keeps_the_high_bits(self):
+        k = jp.as_jax_key(jp.key(0))
+        got = key_bits(jp.fold_in_uids(k, np.int64(2**40 + 5)))
+        np.testing.assert_array_equal(got, native_bits(jp.key(0).split(2**40 + 5)))
+
+    def test_fold_in_uids_with_x64_traced_int64(self):
+        with jax.enable_x64(True):
+            k = jp.as_jax_key(jp.key(0))
+            uid = jnp.asarray(2**40 + 5, jnp.int64)
+            got = jax.jit(lambda k, u: key_bits(jp.fold_in_uids(k, u)))(k, uid)
+            np.testing.assert_array_equal(got, native_bits(jp.key(0).split(2**40 + 5)))
+            # The native uint64 stream agrees with the key path too.
+            u64 = jax.random.bits(k, (4,), jnp.uint64)
+            np.testing.assert_array_equal(u64, np.asarray(jp.bits(jp.key(0), (4,), jnp.uint64)))
+
+
+class InteropErrorsTest(chex.TestCase):
+
+    def test_as_jax_key_rejects_non_states(self):
+        with pytest.raises(TypeError, match="as_jax_key accepts a jaxpmac RNGState"):
+            jp.as_jax_key(jax.random.key(0))
+
+    def test_fold_in_uids_rejects_other_keys(self):
+        with pytest.raises(TypeError, match="fold_in_uids key accepts .* but was given a key of impl"):
+            jp.fold_in_uids(jax.random.key(0), 1)
+        with pytest.raises(TypeError, match="fold_in_uids key accepts .* but was given array"):
+            jp.fold_in_uids(np.zeros((19,), np.uint32), 1)
+
+    def test_fold_in_uids_rejects_bad_uids(self):
+        k = jp.as_jax_key(jp.key(0))
+        with pytest.raises(TypeError, match="fold_in_uids argument 0 accepts"):
+            jp.fold_in_uids(k, 1.5)
+        with pytest.raises(ValueError, match="fold_in_uids argument 1 must be"):
+            jp.fold_in_uids(k, 0, 2**64)
