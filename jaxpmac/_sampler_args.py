@@ -1,0 +1,97 @@
+"""Validation shared by the samplers: dtypes, parameter arrays and output shapes.
+
+Everything here runs at trace time (outside the jitted implementations), so bad input is a
+TypeError/ValueError that names the sampler and argument, never a silent wrong answer.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxpmac import _bits
+from jaxpmac import _inputs
+
+FLOAT_ACCEPTS = "float16, bfloat16, float32 or float64 (float64 needs jax_enable_x64)"
+INT_ACCEPTS = ("int8, int16, int32, int64, uint8, uint16, uint32 or uint64 "
+               "(64-bit types need jax_enable_x64)")
+
+_FLOATS = tuple(jnp.dtype(d) for d in (jnp.float16, jnp.bfloat16, jnp.float32, jnp.float64))
+_INTS = tuple(jnp.dtype(d) for d in (jnp.int8, jnp.int16, jnp.int32, jnp.int64,
+                                     jnp.uint8, jnp.uint16, jnp.uint32, jnp.uint64))
+
+
+def x64_enabled() -> bool:
+    return bool(jax.config.jax_enable_x64)
+
+
+def float_dtype(dtype, *, name: str) -> np.dtype:
+    """A float output dtype. ``None`` (or the builtin ``float``) is JAX's default float:
+    float64 with x64 on, else float32, like ``jax.random``. An explicit float64 with x64 off is
+    a TypeError rather than a silent float32."""
+    if dtype is None or dtype is float:
+        return jnp.dtype(jnp.float64 if x64_enabled() else jnp.float32)
+    try:
+        resolved = jnp.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{name} dtype accepts {FLOAT_ACCEPTS}, but was given {dtype!r}") from None
+    if resolved not in _FLOATS:
+        raise TypeError(f"{name} dtype accepts {FLOAT_ACCEPTS}, but was given {resolved}")
+    if resolved == jnp.float64 and not x64_enabled():
+        raise TypeError(f"{name} dtype float64 needs 64-bit types: enable them with "
+                        f"jax.config.update('jax_enable_x64', True), or use float32")
+    return resolved
+
+
+def int_dtype(dtype, *, name: str) -> np.dtype:
+    """An integer output dtype; ``None`` (or ``int``) is JAX's default int (int64 with x64)."""
+    if dtype is None or dtype is int:
+        return jnp.dtype(jnp.int64 if x64_enabled() else jnp.int32)
+    try:
+        resolved = jnp.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{name} dtype accepts {INT_ACCEPTS}, but was given {dtype!r}") from None
+    if resolved not in _INTS:
+        raise TypeError(f"{name} dtype accepts {INT_ACCEPTS}, but was given {resolved}")
+    if resolved.itemsize == 8 and not x64_enabled():
+        raise TypeError(f"{name} dtype {resolved} needs 64-bit types: enable them with "
+                        f"jax.config.update('jax_enable_x64', True), or use a 32-bit type")
+    return resolved
+
+
+def real_param(value, *, name: str, dtype) -> jax.Array:
+    """A real-valued parameter (Python number or int/float array, traced or not) as an array of
+    the computation ``dtype``. Bools, complex numbers and non-numeric input are a TypeError."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+            value, (int, float, np.integer, np.floating, np.ndarray, jax.Array)):
+        raise TypeError(f"{name} accepts real numbers or arrays of them, but was given "
+                        f"{_inputs.describe(value)}")
+    if hasattr(value, "dtype") and not (jnp.issubdtype(value.dtype, jnp.integer)
+                                        or jnp.issubdtype(value.dtype, jnp.floating)):
+        raise TypeError(f"{name} accepts real numbers or arrays of them, but was given "
+                        f"{_inputs.describe(value)}")
+    return jnp.asarray(value).astype(dtype)
+
+
+def output_shape(shape, params, *, name: str) -> tuple[int, ...]:
+    """The output shape: ``shape`` checked, with every parameter broadcastable to it; or, when
+    ``shape`` is None, the broadcast shape of the parameters (like ``jax.random``)."""
+    param_shapes = [tuple(np.shape(p)) for p in params]
+    if shape is None:
+        try:
+            return tuple(jnp.broadcast_shapes(*param_shapes)) if param_shapes else ()
+        except ValueError:
+            raise ValueError(f"{name} parameters must broadcast together, but have shapes "
+                             f"{param_shapes}") from None
+    shape = _bits.check_shape(shape, name=name)
+    for param_shape in param_shapes:
+        try:
+            ok = tuple(jnp.broadcast_shapes(shape, param_shape)) == shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(f"{name} parameters must broadcast to shape {shape}, but have "
+                             f"shapes {param_shapes}")
+    return shape
+

@@ -1,0 +1,265 @@
+"""Goodness of fit of every sampler against scipy.stats, with fixed seeds.
+
+Continuous samplers: a chi-square test on 32 equiprobable bins whose edges are representable in
+the output dtype, with expected masses taken at the rounding midpoints (so half-precision
+rounding is part of the null hypothesis). Discrete samplers: chi-square on counts, tails merged
+to keep expected counts >= 5. A correct generator fails a p > 1e-4 threshold once in 10**4
+runs; the seeds are fixed, so these tests are deterministic.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.stats as st
+
+import jaxpmac as jp
+
+N = 20_000
+THRESHOLD = 1e-4
+LOW_PRECISION = [jnp.float16, jnp.bfloat16]
+
+
+def _state(name: str):
+    return jp.key(20240611).split_static("statistics", name)
+
+
+def _chi2_p(observed, expected) -> float:
+    observed = np.asarray(observed, np.float64)
+    expected = np.asarray(expected, np.float64)
+    expected = expected / expected.sum() * observed.sum()
+    return st.chisquare(observed, expected).pvalue
+
+
+def _continuous_p(samples, dist, dtype) -> float:
+    """Chi-square of ``samples`` (in ``dtype``) against scipy ``dist`` rounded to ``dtype``."""
+    quantiles = dist.ppf(np.linspace(0, 1, 33)[1:-1])
+    edges = np.unique(np.asarray(jnp.asarray(quantiles, dtype).astype(jnp.float32),
+                                 np.float64))
+    upward = np.asarray(jnp.nextafter(jnp.asarray(edges, dtype),
+                                      jnp.asarray(np.inf, dtype)).astype(jnp.float32),
+                        np.float64)
+    if jnp.dtype(dtype) in (jnp.dtype(jnp.float32), jnp.dtype(jnp.float64)):
+        cuts = edges
+    else:
+        cuts = (edges + upward) / 2        # x rounds to <= edge iff it lies below the midpoint
+    x = np.asarray(jnp.asarray(samples).astype(jnp.float32), np.float64)
+    assert np.isfinite(x).all()
+    observed = np.bincount(np.searchsorted(edges, x, side="left"), minlength=len(edges) + 1)
+    cdf = np.concatenate([[0.0], dist.cdf(cuts), [1.0]])
+    return _chi2_p(observed, np.diff(cdf))
+
+
+def _discrete_p(samples, pmf, support_max: int) -> float:
+    x = np.asarray(samples).astype(np.int64)
+    counts = np.bincount(x, minlength=support_max + 1)[:support_max + 1].astype(np.float64)
+    counts[-1] += np.sum(x > support_max)
+    expected = pmf(np.arange(support_max + 1)) * len(x)
+    expected[-1] += (1 - pmf(np.arange(support_max + 1)).sum()) * len(x)
+    # Merge bins with small expectations into their neighbours.
+    obs_m, exp_m, o, e = [], [], 0.0, 0.0
+    for oi, ei in zip(counts, expected):
+        o, e = o + oi, e + ei
+        if e >= 5:
+            obs_m.append(o), exp_m.append(e)
+            o, e = 0.0, 0.0
+    obs_m[-1] += o
+    exp_m[-1] += e
+    return _chi2_p(obs_m, exp_m)
+
+
+FLOAT_DTYPES = [jnp.float32] + LOW_PRECISION
+
+CONTINUOUS = {
+    "normal": (lambda s, d: jp.normal(s, (N,), d), st.norm()),
+    "exponential": (lambda s, d: jp.exponential(s, (N,), d), st.expon()),
+    "gumbel": (lambda s, d: jp.gumbel(s, (N,), d), st.gumbel_r()),
+    "laplace": (lambda s, d: jp.laplace(s, (N,), d), st.laplace()),
+    "logistic": (lambda s, d: jp.logistic(s, (N,), d), st.logistic()),
+    "cauchy": (lambda s, d: jp.cauchy(s, (N,), d), st.cauchy()),
+    "truncated_normal": (lambda s, d: jp.truncated_normal(s, -0.5, 2.0, (N,), d),
+                         st.truncnorm(-0.5, 2.0)),
+    "truncated_normal_tail": (lambda s, d: jp.truncated_normal(s, 3.0, 5.0, (N,), d),
+                              st.truncnorm(3.0, 5.0)),
+    "gamma_small": (lambda s, d: jp.gamma(s, 0.3, (N,), d), st.gamma(0.3)),
+    "gamma": (lambda s, d: jp.gamma(s, 4.5, (N,), d), st.gamma(4.5)),
+    "beta": (lambda s, d: jp.beta(s, 0.7, 2.5, (N,), d), st.beta(0.7, 2.5)),
+}
+# Half precision is checked by default for the normal and exponential (the shared code paths:
+# symmetric-unit words, float32 computation, one rounding); the rest are slow tests.
+FAST_IN_HALF = {"normal", "exponential"}
+
+
+def _continuous_cases():
+    for name in CONTINUOUS:
+        for dtype in FLOAT_DTYPES:
+            marks = [pytest.mark.slow] if dtype != jnp.float32 and name not in FAST_IN_HALF else []
+            yield pytest.param(name, dtype, id=f"{name}-{jnp.dtype(dtype).name}", marks=marks)
+
+
+@pytest.mark.parametrize("name,dtype", list(_continuous_cases()))
+def test_continuous_fit(name, dtype):
+    sample, dist = CONTINUOUS[name]
+    x = sample(_state(name), dtype)
+    assert x.dtype == jnp.dtype(dtype) and x.shape == (N,)
+    assert _continuous_p(x, dist, dtype) > THRESHOLD
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=lambda d: jnp.dtype(d).name)
+@pytest.mark.parametrize("precise", [False, True])
+def test_uniform_fit(dtype, precise):
+    # Edges k/16 are exact in every dtype, and both modes give each such bin mass exactly 1/16.
+    x = jp.uniform(_state("uniform"), (N,), dtype, precise=precise)
+    assert x.dtype == jnp.dtype(dtype)
+    x = np.asarray(x.astype(jnp.float32), np.float64)
+    assert ((0 <= x) & (x < 1)).all()
+    observed = np.bincount(np.floor(x * 16).astype(int), minlength=16)
+    assert _chi2_p(observed, np.ones(16)) > THRESHOLD
+
+
+def test_uniform_range_fit():
+    x = jp.uniform(_state("uniform-range"), (N,), jnp.float32, -3.0, 5.0)
+    assert _continuous_p(x, st.uniform(-3, 8), jnp.float32) > THRESHOLD
+
+
+def test_precise_uniform_small_values():
+    # Precise uniforms resolve [0, 2**-10) (fast ones give only 0 there): its share of 1M
+    # draws is about 977, and conditionally it is uniform again.
+    x = np.asarray(jp.uniform(_state("precise-small"), (2 ** 20,), jnp.float32, precise=True))
+    small = x[x < 2.0 ** -10] * 2.0 ** 10
+    assert abs(len(small) - 1024) < 5 * 32
+    assert st.kstest(small, "uniform").pvalue > THRESHOLD
+
+
+def test_bernoulli_fit():
+    p = np.array([0.0, 0.05, 0.3, 0.5, 0.9, 1.0], np.float32)
+    x = np.asarray(jp.bernoulli(_state("bernoulli"), p, (N // 6 + 1, 6)))
+    assert not x[:, 0].any() and x[:, -1].all()
+    for j in range(1, 5):
+        assert st.binomtest(int(x[:, j].sum()), len(x), p[j]).pvalue > THRESHOLD
+
+
+@pytest.mark.parametrize("minval,maxval,dtype", [
+    (0, 7, jnp.int32), (-3, 3, jnp.int8), (0, 2 ** 16, jnp.uint16),
+    (-2 ** 31, 2 ** 31, jnp.int32), (0, 3 * 2 ** 30, jnp.uint32)])
+def test_randint_uniform(minval, maxval, dtype):
+    x = np.asarray(jp.randint(_state("randint"), (N,), minval, maxval, dtype)).astype(np.int64)
+    assert x.min() >= minval and x.max() < maxval
+    bins = min(maxval - minval, 32)
+    observed = np.bincount((x - minval) * bins // (maxval - minval), minlength=bins)
+    # Bins of equal width up to rounding of (maxval - minval) / bins.
+    widths = np.diff([-(-(k * (maxval - minval)) // bins) for k in range(bins + 1)])
+    assert _chi2_p(observed, widths) > THRESHOLD
+
+
+def test_randint_wide_int64_range():
+    with jax.enable_x64(True):
+        span = 3 * 2 ** 61
+        x = np.asarray(jp.randint(_state("randint64"), (N,), -2 ** 62, -2 ** 62 + span,
+                                  jnp.int64))
+    assert x.dtype == np.int64
+    bins = (x.astype(object) + 2 ** 62) * 24 // span
+    observed = np.bincount(np.asarray(bins, np.int64), minlength=24)
+    assert len(observed) == 24
+    assert _chi2_p(observed, np.ones(24)) > THRESHOLD
+    # The low bits are uniform too (a wide multiply that dropped bits would fail this).
+    assert _chi2_p(np.bincount(x & 15, minlength=16), np.ones(16)) > THRESHOLD
+
+
+def test_categorical_fit():
+    probs = np.array([0.05, 0.15, 0.3, 0.5])
+    x = jp.categorical(_state("categorical"), jnp.log(jnp.asarray(probs)), shape=(N,))
+    assert _chi2_p(np.bincount(np.asarray(x), minlength=4), probs) > THRESHOLD
+
+
+def test_choice_with_p_fit():
+    probs = np.array([0.1, 0.0, 0.6, 0.3])
+    x = np.asarray(jp.choice(_state("choice-p"), 4, (N,), p=jnp.asarray(probs)))
+    counts = np.bincount(x, minlength=4)
+    assert counts[1] == 0
+    assert _chi2_p(counts[[0, 2, 3]], probs[[0, 2, 3]]) > THRESHOLD
+
+
+def test_choice_uniform_fit():
+    x = np.asarray(jp.choice(_state("choice"), 10, (N,)))
+    assert _chi2_p(np.bincount(x, minlength=10), np.ones(10)) > THRESHOLD
+
+
+def test_permutation_positions_uniform():
+    # Where element 0 lands over many independent permutations of 8.
+    states = jax.vmap(lambda i: _state("permutation").split(i))(jnp.arange(4000))
+    perms = np.asarray(jax.vmap(lambda s: jp.permutation(s, 8))(states))
+    assert (np.sort(perms, axis=1) == np.arange(8)).all()
+    where_zero = np.argmax(perms == 0, axis=1)
+    assert _chi2_p(np.bincount(where_zero, minlength=8), np.ones(8)) > THRESHOLD
+
+
+def test_choice_without_replacement_with_p():
+    # First pick of choice without replacement is proportional to p.
+    probs = np.array([0.1, 0.2, 0.3, 0.4])
+    states = jax.vmap(lambda i: _state("choice-noreplace").split(i))(jnp.arange(4000))
+    x = np.asarray(jax.vmap(lambda s: jp.choice(s, 4, (2,), replace=False,
+                                                p=jnp.asarray(probs)))(states))
+    assert (x[:, 0] != x[:, 1]).all()
+    assert _chi2_p(np.bincount(x[:, 0], minlength=4), probs) > THRESHOLD
+
+
+@pytest.mark.parametrize("lam", [0.7, 40.0, pytest.param(6.0, marks=pytest.mark.slow),
+                                 pytest.param(2000.0, marks=pytest.mark.slow)])
+def test_poisson_fit(lam):
+    x = jp.poisson(_state("poisson"), lam, (N,))
+    top = int(lam + 8 * np.sqrt(lam) + 10)
+    assert _discrete_p(x, st.poisson(lam).pmf, top) > THRESHOLD
+
+
+@pytest.mark.parametrize("n,p", [(12, 0.3), (1000, 0.93),
+                                 pytest.param(200, 0.45, marks=pytest.mark.slow),
+                                 pytest.param(5, 0.99, marks=pytest.mark.slow)])
+def test_binomial_fit(n, p):
+    x = jp.binomial(_state("binomial"), n, p, (N,))
+    assert ((x >= 0) & (x <= n)).all()
+    assert _discrete_p(x, st.binom(n, p).pmf, n) > THRESHOLD
+
+
+def test_dirichlet_moments():
+    alpha = np.array([0.5, 1.0, 2.5])
+    x = np.asarray(jp.dirichlet(_state("dirichlet"), jnp.asarray(alpha), (N,)))
+    np.testing.assert_allclose(x.sum(-1), 1, atol=1e-5)
+    # Each margin is Beta(alpha_j, sum - alpha_j).
+    for j in range(3):
+        dist = st.beta(alpha[j], alpha.sum() - alpha[j])
+        assert st.kstest(x[:, j], dist.cdf).pvalue > THRESHOLD
+
+
+def test_multivariate_normal_moments():
+    mean = np.array([1.0, -2.0, 0.5])
+    root = np.array([[1.0, 0.0, 0.0], [0.5, 1.2, 0.0], [-0.3, 0.4, 0.7]])
+    cov = root @ root.T
+    for method in ["cholesky", "eigh", "svd"]:
+        x = np.asarray(jp.multivariate_normal(_state("mvn"), jnp.asarray(mean),
+                                              jnp.asarray(cov), (N,), method=method))
+        assert (np.abs(x.mean(0) - mean) < 4.5 * np.sqrt(cov.diagonal() / N)).all()
+        np.testing.assert_allclose(np.cov(x.T), cov, atol=0.06)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(CONTINUOUS))
+def test_continuous_fit_float64(name):
+    with jax.enable_x64(True):
+        sample, dist = CONTINUOUS[name]
+        x = sample(_state(name + "64"), jnp.float64)
+        assert x.dtype == jnp.float64
+        assert st.kstest(np.asarray(x), dist.cdf).pvalue > THRESHOLD
+
+
+def test_normal_and_uniform_float64():
+    with jax.enable_x64(True):
+        x = np.asarray(jp.normal(_state("normal64"), (N,), jnp.float64))
+        assert x.dtype == np.float64
+        assert st.kstest(x, "norm").pvalue > THRESHOLD
+        for precise in [False, True]:
+            u = np.asarray(jp.uniform(_state("uniform64"), (N,), jnp.float64, precise=precise))
+            assert u.dtype == np.float64
+            assert st.kstest(u, "uniform").pvalue > THRESHOLD

@@ -1,0 +1,273 @@
+"""Behaviour of the samplers: shapes, dtypes, jit/vmap, fixed stream positions, edges, errors.
+
+Goodness of fit is in test_sampler_statistics.py.
+"""
+
+from __future__ import annotations
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from absl.testing import parameterized
+
+import jaxpmac as jp
+from jaxpmac import _hashed
+from jaxpmac import _uniform
+
+SHAPE = (2, 3)
+
+# name -> (sampler of (state, shape), expected dtype with x64 off)
+SAMPLERS = {
+    "uniform": (lambda s, sh: jp.uniform(s, sh), jnp.float32),
+    "uniform_precise": (lambda s, sh: jp.uniform(s, sh, precise=True), jnp.float32),
+    "normal": (lambda s, sh: jp.normal(s, sh), jnp.float32),
+    "truncated_normal": (lambda s, sh: jp.truncated_normal(s, -1.0, 0.5, sh), jnp.float32),
+    "bernoulli": (lambda s, sh: jp.bernoulli(s, 0.3, sh), jnp.bool_),
+    "randint": (lambda s, sh: jp.randint(s, sh, -5, 9), jnp.int32),
+    "categorical": (lambda s, sh: jp.categorical(s, jnp.zeros(4), shape=sh), jnp.int32),
+    "gumbel": (lambda s, sh: jp.gumbel(s, sh), jnp.float32),
+    "exponential": (lambda s, sh: jp.exponential(s, sh), jnp.float32),
+    "laplace": (lambda s, sh: jp.laplace(s, sh), jnp.float32),
+    "logistic": (lambda s, sh: jp.logistic(s, sh), jnp.float32),
+    "cauchy": (lambda s, sh: jp.cauchy(s, sh), jnp.float32),
+    "choice": (lambda s, sh: jp.choice(s, 10, sh), jnp.int32),
+    "choice_p": (lambda s, sh: jp.choice(s, 10, sh, p=jnp.arange(10.0)), jnp.int32),
+    "gamma": (lambda s, sh: jp.gamma(s, 0.5, sh), jnp.float32),
+    "beta": (lambda s, sh: jp.beta(s, 2.0, 0.5, sh), jnp.float32),
+    "poisson": (lambda s, sh: jp.poisson(s, 15.0, sh), jnp.int32),
+    "binomial": (lambda s, sh: jp.binomial(s, 40.0, 0.5, sh), jnp.float32),
+}
+# Compiled programs of these are large (rejection loops); their jit/no-jit checks are slow tests
+# (test_vmap_over_states and the statistics tests still trace them by default).
+SLOW_TO_COMPILE = {"beta", "poisson", "binomial"}
+# Samplers whose element i is a function of the state and i alone (prefix property).
+POSITIONAL = ["uniform", "uniform_precise", "normal", "truncated_normal", "bernoulli", "randint",
+              "gumbel", "exponential", "laplace", "logistic", "cauchy", "choice", "choice_p",
+              "gamma", "beta", "poisson", "binomial"]
+
+
+class SamplerTest(chex.TestCase):
+
+    @chex.variants(with_jit=True, without_jit=True)
+    @parameterized.named_parameters(*[(name, name) for name in SAMPLERS
+                                      if name not in SLOW_TO_COMPILE])
+    def test_shape_dtype_and_jit_agrees(self, name):
+        _check_shape_dtype_and_jit(self.variant, name)
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_permutation(self):
+        state = jp.key(3)
+        perm = self.variant(lambda s: jp.permutation(s, 6))(state)
+        assert sorted(perm.tolist()) == list(range(6))
+        x = jnp.arange(12).reshape(3, 4)
+        shuffled = self.variant(lambda s: jp.permutation(s, x, axis=1, independent=True))(state)
+        np.testing.assert_array_equal(jnp.sort(shuffled, axis=1), x)
+
+
+def _check_shape_dtype_and_jit(variant, name):
+    sample, dtype = SAMPLERS[name]
+    state = jp.key(11).split_static(name)
+    out = variant(lambda s: sample(s, SHAPE))(state)
+    assert out.shape == SHAPE and out.dtype == jnp.dtype(dtype)
+    eager = sample(state, SHAPE)
+    if jnp.issubdtype(out.dtype, jnp.floating):
+        # Transcendentals may differ by an ulp between fusion contexts (XLA CPU).
+        np.testing.assert_allclose(out, eager, rtol=2e-6, atol=0)
+    else:
+        np.testing.assert_array_equal(out, eager)
+
+
+@pytest.mark.slow
+class SlowSamplerTest(chex.TestCase):
+
+    @chex.variants(with_jit=True, without_jit=True)
+    @parameterized.named_parameters(*[(name, name) for name in SLOW_TO_COMPILE])
+    def test_slow_shape_dtype_and_jit_agrees(self, name):
+        _check_shape_dtype_and_jit(self.variant, name)
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_vector_samplers(self):
+        state = jp.key(3)
+        mvn = self.variant(lambda s: jp.multivariate_normal(s, jnp.zeros(3), jnp.eye(3), (4,)))
+        assert mvn(state).shape == (4, 3)
+        d = self.variant(lambda s: jp.dirichlet(s, jnp.ones((2, 3))))(state)
+        assert d.shape == (2, 3)
+        np.testing.assert_allclose(d.sum(-1), 1, rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=[pytest.mark.slow] if name in SLOW_TO_COMPILE else [])
+    for name in POSITIONAL])
+def test_element_i_is_a_fixed_stream_position(name):
+    sample, _ = SAMPLERS[name]
+    state = jp.key(5).split_static("positions")
+    long = np.asarray(sample(state, (8,)))
+    np.testing.assert_array_equal(np.asarray(sample(state, (2, 3))).reshape(-1), long[:6])
+
+
+def test_uniform_reads_stream_word_i():
+    state = jp.key(9)
+    words = np.asarray(jp.bits(state, (5,), jnp.uint32))
+    expected = ((words >> 9) | 0x3F800000).view(np.float32) - 1
+    np.testing.assert_array_equal(jp.uniform(state, (5,), jnp.float32), expected)
+    # bernoulli compares the same word with p * 2**32.
+    np.testing.assert_array_equal(jp.bernoulli(state, 0.5, (5,)), words < 2 ** 31)
+
+
+def test_randint_reads_64_bit_word_i():
+    state = jp.key(9)
+    words = np.asarray(jp.bits(state, (10,), jnp.uint32)).astype(object)
+    x = [w_lo + (w_hi << 32) for w_lo, w_hi in zip(words[0::2], words[1::2])]
+    expected = [3 + (v * 1000 >> 64) for v in x]
+    assert jp.randint(state, (5,), 3, 1003).tolist() == expected
+
+
+def test_different_seeds_share_one_compiled_program():
+    jp.normal(jp.key(1), (7,))
+    before = jp._normal._normal_impl._cache_size()
+    jp.normal(jp.key(2), (7,))
+    jp.normal(jp.key(3).split(4), (7,))
+    assert jp._normal._normal_impl._cache_size() == before
+
+
+def test_vmap_over_states():
+    states = jax.vmap(lambda i: jp.key(0).split(i))(jnp.arange(3))
+    for sample in [lambda s: jp.randint(s, (4,), 0, 100), lambda s: jp.gamma(s, 0.5, (4,))]:
+        batched = jax.vmap(sample)(states)
+        for i in range(3):
+            np.testing.assert_array_equal(batched[i], sample(jp.key(0).split(i)))
+
+
+def test_traced_seed_under_jit():
+    f = jax.jit(lambda seed: jp.uniform(jp.key(seed), (3,), precise=True))
+    np.testing.assert_array_equal(f(jnp.uint32(7)), jp.uniform(jp.key(7), (3,), precise=True))
+
+
+class _ZeroStream:
+    """A stand-in hashed state whose stream is all zero bits."""
+
+    def stream(self, n, dtype):
+        return jnp.zeros((n,), dtype)
+
+
+@pytest.mark.parametrize("dtype", [jnp.float16, jnp.bfloat16, jnp.float32])
+def test_precise_uniform_continues_counting_zero_bits(dtype):
+    more = _hashed.family(jp.key(1).split_static("more"))
+    x = np.asarray(_uniform._precise_unit(_ZeroStream(), more, 4, jnp.dtype(dtype))
+                   .astype(jnp.float32), np.float64)
+    if dtype == jnp.float16:
+        # 54 zero bits already exceed float16's 14 binades: the subnormal 0 * 2**-24.
+        np.testing.assert_array_equal(x, 0)
+    else:
+        # 41 (float32) or 57 (bfloat16) zero bits, then the count continues from `more`.
+        bound = 2.0 ** -(64 - jnp.finfo(dtype).nmant)
+        assert ((x > 0) & (x < bound)).all() and len(set(x.tolist())) > 1
+
+
+def test_precise_uniform_assembles_subnormals():
+    zeros = jnp.array([0, 1, 125, 126, 200])
+    mantissa = jnp.array([0, 0, 1, 5, 5], jnp.uint32)
+    x = np.asarray(_uniform._assemble(zeros, mantissa, jnp.dtype(jnp.float32)))
+    np.testing.assert_array_equal(
+        x, np.array([0.5, 0.25, 2.0 ** -126 * (1 + 2.0 ** -23), 5 * 2.0 ** -149,
+                     5 * 2.0 ** -149], np.float32))
+
+
+def test_edge_parameters():
+    s = jp.key(2)
+    assert not jp.bernoulli(s, 0.0, (50,)).any() and jp.bernoulli(s, 1.0, (50,)).all()
+    np.testing.assert_array_equal(jp.uniform(s, (4,), minval=2.0, maxval=2.0), 2.0)
+    np.testing.assert_array_equal(jp.randint(s, (4,), 7, 7), 7)
+    np.testing.assert_array_equal(jp.randint(s, (4,), 7, 8), 7)
+    np.testing.assert_array_equal(jp.randint(s, (4,), 7, 3), 7)
+    assert jp.randint(s, (200,), 0, 256, jnp.uint8).max() > 200
+    assert jp.randint(s, (200,), -128, 128, jnp.int8).min() < -100
+    for sample, _ in SAMPLERS.values():
+        assert sample(s, (0, 3)).shape == (0, 3)
+    assert jp.permutation(s, 0).shape == (0,)
+    assert jp.multivariate_normal(s, jnp.zeros(2), jnp.eye(2), (0,)).shape == (0, 2)
+
+
+def test_parameter_broadcasting():
+    s = jp.key(4)
+    assert jp.uniform(s, (3, 2), minval=jnp.zeros(2), maxval=jnp.ones((3, 1))).shape == (3, 2)
+    assert jp.bernoulli(s, jnp.full((2, 3), 0.5)).shape == (2, 3)
+    assert jp.truncated_normal(s, jnp.zeros(3), jnp.ones((2, 1))).shape == (2, 3)
+    assert jp.gamma(s, jnp.ones((4,))).shape == (4,)
+    x = jp.randint(s, (2, 3), jnp.array([0, 10, 100]), jnp.array([[1], [5]]))
+    np.testing.assert_array_equal(x[0], [0, 10, 100])
+    assert jp.categorical(s, jnp.zeros((2, 5)), shape=(3, 2)).shape == (3, 2)
+    assert jp.categorical(s, jnp.zeros((5, 2)), axis=0).shape == (2,)
+    assert jp.multivariate_normal(s, jnp.zeros((3, 2)), jnp.eye(2)).shape == (3, 2)
+    assert jp.choice(s, jnp.arange(12).reshape(3, 4), (5,), axis=1).shape == (3, 5)
+
+
+@pytest.mark.slow
+def test_parameter_broadcasting_rejection_samplers():
+    s = jp.key(4)
+    assert jp.beta(s, jnp.ones((2, 1)), jnp.ones(3)).shape == (2, 3)
+    assert jp.poisson(s, jnp.array([1.0, 20.0])).shape == (2,)
+    assert jp.binomial(s, jnp.array([5.0, 50.0]), 0.5).shape == (2,)
+    states = jax.vmap(lambda i: jp.key(0).split(i))(jnp.arange(3))
+    n = jnp.array([0.0, -1.0, jnp.nan, 5.0, 5.0, 5.0, jnp.inf])
+    p = jnp.array([0.5, 0.5, 0.5, 0.0, 1.0, jnp.nan, 0.5])
+    np.testing.assert_array_equal(jp.binomial(s, n, p),
+                                  jax.random.binomial(jax.random.key(0), n, p))
+    batched = jax.vmap(lambda s: jp.poisson(s, 12.0, (4,)))(states)
+    np.testing.assert_array_equal(batched[1], jp.poisson(jp.key(0).split(1), 12.0, (4,)))
+
+
+def test_nan_and_inf_parameters_match_jax_random():
+    s, k = jp.key(0), jax.random.key(0)
+    lam = jnp.array([0.0, -1.0, jnp.nan, jnp.inf])
+    np.testing.assert_array_equal(jp.poisson(s, lam), jax.random.poisson(k, lam))
+    a = jnp.array([0.0, -1.0, jnp.nan, jnp.inf])
+    np.testing.assert_array_equal(jp.gamma(s, a), jax.random.gamma(k, a))
+    assert not jp.bernoulli(s, jnp.nan, (3,)).any()
+    assert np.isnan(jp.uniform(s, (3,), minval=-jnp.inf, maxval=jnp.inf)).all()
+    assert np.isnan(jp.uniform(s, (3,), maxval=jnp.nan)).all()
+    assert np.isnan(jp.truncated_normal(s, jnp.nan, 1.0, (2,))).all()
+
+
+def test_bad_input():
+    s = jp.key(0)
+    with pytest.raises(TypeError, match="RNGState"):
+        jp.normal(jax.random.key(0), (2,))
+    with pytest.raises(TypeError, match="uniform dtype"):
+        jp.uniform(s, (2,), jnp.int32)
+    with pytest.raises(TypeError, match="float64 needs 64-bit"):
+        jp.normal(s, (2,), jnp.float64)
+    with pytest.raises(TypeError, match="randint dtype"):
+        jp.randint(s, (2,), 0, 5, jnp.float32)
+    with pytest.raises(TypeError, match="randint minval"):
+        jp.randint(s, (2,), 0.5, 5)
+    with pytest.raises(ValueError, match=r"randint maxval must lie in \[-128, 128\]"):
+        jp.randint(s, (2,), 0, 300, jnp.int8)
+    with pytest.raises(ValueError, match="randint minval"):
+        jp.randint(s, (2,), -1, 5, jnp.uint8)
+    with pytest.raises(ValueError, match="broadcast to shape"):
+        jp.uniform(s, (3,), minval=jnp.zeros(2))
+    with pytest.raises(ValueError, match="broadcast together"):
+        jp.beta(s, jnp.ones(2), jnp.ones(3))
+    with pytest.raises(TypeError, match="shape"):
+        jp.normal(s, (2.0,))
+    with pytest.raises(TypeError, match="bernoulli p"):
+        jp.bernoulli(s, "0.5")
+    with pytest.raises(TypeError, match="precise"):
+        jp.uniform(s, (2,), precise="yes")
+    with pytest.raises(ValueError, match="without replacement"):
+        jp.choice(s, 3, (4,), replace=False)
+    with pytest.raises(ValueError, match="p must have shape"):
+        jp.choice(s, 3, (2,), p=jnp.ones(4))
+    with pytest.raises(ValueError, match="method"):
+        jp.multivariate_normal(s, jnp.zeros(2), jnp.eye(2), method="qr")
+    with pytest.raises(ValueError, match="cov of shape"):
+        jp.multivariate_normal(s, jnp.zeros(2), jnp.eye(3))
+    with pytest.raises(TypeError, match="permutation x"):
+        jp.permutation(s, 2.5)
+    with pytest.raises(ValueError, match="axis"):
+        jp.permutation(s, jnp.ones((2, 2)), axis=2)
+    with pytest.raises(TypeError, match="poisson dtype"):
+        jp.poisson(s, 1.0, (2,), jnp.float32)
