@@ -1,0 +1,1 @@
+"""Benchmarks of jaxpmac against jax.random and numpy; run ``python -m benchmarks.run``."""
