@@ -7,12 +7,43 @@ numbers under ``jit``, ``vmap``, ``scan``, remat and sharding alike.
 """
 
 from jaxpmac._bits import bits
+from jaxpmac._jax_interop import as_jax_key, fold_in_uids, prng_impl
+from jaxpmac._counts import binomial, poisson
+from jaxpmac._gamma_family import beta, dirichlet, gamma
+from jaxpmac._integers import categorical, choice, permutation, randint
+from jaxpmac._normal import multivariate_normal, normal, truncated_normal
+from jaxpmac._simple_continuous import cauchy, exponential, gumbel, laplace, logistic
 from jaxpmac._state import RNGState, key
+from jaxpmac._uniform import bernoulli, uniform
+from jaxpmac import hail
 
 __version__ = "0.1.0"
 
 __all__ = [
     "RNGState",
+    "as_jax_key",
+    "bernoulli",
+    "beta",
+    "binomial",
     "bits",
+    "categorical",
+    "cauchy",
+    "choice",
+    "dirichlet",
+    "exponential",
+    "fold_in_uids",
+    "gamma",
+    "gumbel",
+    "hail",
     "key",
+    "laplace",
+    "logistic",
+    "multivariate_normal",
+    "normal",
+    "permutation",
+    "poisson",
+    "prng_impl",
+    "randint",
+    "truncated_normal",
+    "uniform",
 ]

@@ -1,0 +1,276 @@
+"""Hail's random functions, bit for bit (SPEC.md section 3; Hail 0.2.139).
+
+Each function draws ONE value from a state, exactly as Hail's function of the same name does
+from the same message. To draw many, ``vmap`` over states (or call it per state).
+
+**From Hail to a state.** In Hail, ``hl.init(global_seed=G)`` and ``hl.rand_*(..., seed=S)``
+evaluated at uids ``u...`` (for ``hl.utils.range_table(n)`` the row index; inside
+``hl.range(m).map(...)`` the element index, outer loops first; none for a bare ``hl.eval``)
+draw from the state::
+
+    jp.key(G).split(*u).split_static(-S - 1)
+
+that is: nonce ``G``, the dynamic words ``u...`` and ONE static word ``-S - 1``. (A state with
+other static labels is a valid state too, just not one Hail can name.)
+
+Example: ``hl.init(global_seed=0); hl.eval(hl.rand_unif(0, 1, seed=0))`` is 0.2664972565962568,
+and with ``global_seed=7`` and uids ``(0, 0)`` (row 0, element 0 of an ``hl.range`` inside a
+range table) ``hl.rand_int32(1000, seed=1)`` is 428:
+
+>>> import jax, jax.numpy as jnp, jaxpmac as jp
+>>> from jaxpmac import hail
+>>> with jax.enable_x64(True):
+...     print(float(hail.rand_unif(jp.key(0).split_static(-0 - 1))))
+0.2664972565962568
+>>> print(int(hail.rand_int32(jp.key(7).split(0, 0).split_static(-1 - 1), 1000)))
+428
+>>> rows = jax.vmap(lambda i: hail.rand_int32(jp.key(7).split(i).split_static(-2), 10))
+>>> rows(jnp.arange(5)).shape
+(5,)
+
+**Precision (``jax_enable_x64``).** Hail's floats are float64. With x64 on, ``rand_unif``,
+``rand_norm`` and ``rand_bool`` equal Hail's values exactly (``rand_norm`` up to XLA's ``log``,
+which may differ from Java's ``StrictMath.log`` in the last bit). With x64 off (JAX's default):
+
+* ``rand_unif`` returns float32: Hail's exact float64 ``u`` rounded once to the nearest float32,
+  then ``u * (upper - lower) + lower`` in float32 (so for the default bounds, exactly
+  ``float32(Hail's value)``).
+* ``rand_norm`` returns float32: Hail's polar method with each engine double rounded to float32
+  and the arithmetic in float32. It is Hail's value to about float32 precision, except in the
+  rare states (about one in 10**7) whose acceptance test ``s < 1`` is decided within float32
+  rounding of 1, where a different pair may be accepted. Turn x64 on for Hail's values.
+* ``rand_bool`` is exact: the float64 ``u`` is compared with ``p`` as IEEE bit patterns in
+  ``uint32`` arithmetic, never rounded (a Python float ``p`` is compared as the float64 it is).
+* ``rand_int32`` is exact in both modes (int32); ``rand_int64`` needs x64 (TypeError otherwise).
+
+All functions work under ``jit`` and ``vmap`` (over states and parameters alike), and read only
+the blocks they need: ``rand_unif``, ``rand_bool``, ``rand_int32`` and ``rand_int64`` one block,
+``rand_norm`` one block per ``while_loop`` iteration until its pair is accepted (one in about
+96% of states).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxpmac import _hail_engine as engine
+from jaxpmac import _inputs
+from jaxpmac import _words as w
+from jaxpmac._bits import check_state
+
+__all__ = [
+    "rand_bool",
+    "rand_int32",
+    "rand_int64",
+    "rand_norm",
+    "rand_unif",
+]
+
+INT32_MAX = (1 << 31) - 1
+REAL_ACCEPTS = ("a Python float or int, or a real scalar array (traced or not; vmap over "
+                "states to draw many values)")
+N_ACCEPTS = ("a Python int in [1, 2**31), or an integer scalar array (traced or not; vmap "
+             "over states to draw many values)")
+X64_HINT = ("enable them with jax.config.update('jax_enable_x64', True) or within "
+            "`with jax.enable_x64(True):`")
+
+
+def _check_real(value, *, name: str):
+    """A real scalar parameter: Python number or 0-d real array."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} accepts {REAL_ACCEPTS}, but was given {_inputs.describe(value)}")
+    if isinstance(value, (int, float)):
+        return value
+    if not isinstance(value, (jax.Array, np.ndarray, np.generic)):
+        raise TypeError(f"{name} accepts {REAL_ACCEPTS}, but was given {_inputs.describe(value)}")
+    dtype = value.dtype
+    if not (jnp.issubdtype(dtype, jnp.floating) or jnp.issubdtype(dtype, jnp.integer)):
+        raise TypeError(f"{name} accepts {REAL_ACCEPTS}, but was given {_inputs.describe(value)}")
+    if np.ndim(value) != 0:
+        raise ValueError(f"{name} accepts {REAL_ACCEPTS}, but was given {_inputs.describe(value)}")
+    return value
+
+
+def _check_n(n, *, name: str):
+    if isinstance(n, (bool, np.bool_)) or isinstance(n, float):
+        raise TypeError(f"{name} accepts {N_ACCEPTS}, but was given {_inputs.describe(n)}")
+    if isinstance(n, int):
+        if not 1 <= n <= INT32_MAX:
+            raise ValueError(f"{name} accepts {N_ACCEPTS}, but was given {n}")
+        return np.int32(n)
+    if not isinstance(n, (jax.Array, np.ndarray, np.generic)):
+        raise TypeError(f"{name} accepts {N_ACCEPTS}, but was given {_inputs.describe(n)}")
+    if not jnp.issubdtype(n.dtype, jnp.integer):
+        raise TypeError(f"{name} accepts {N_ACCEPTS}, but was given {_inputs.describe(n)}")
+    if np.ndim(n) != 0:
+        raise ValueError(f"{name} accepts {N_ACCEPTS}, but was given {_inputs.describe(n)}")
+    if not _inputs.is_traced(n):
+        value = int(np.asarray(n))
+        if not 1 <= value <= INT32_MAX:
+            raise ValueError(f"{name} accepts {N_ACCEPTS}, but was given {value} "
+                             f"({_inputs.describe(n)})")
+        return np.int32(value)
+    return n
+
+
+def rand_unif(state, lower=0.0, upper=1.0) -> jax.Array:
+    """Hail's ``hl.rand_unif(lower, upper)``: a uniform float in ``[lower, upper)``.
+
+    ``u`` is built from output block ``T_0`` alone, as if an infinitely precise uniform
+    fraction were rounded down to a float64 (every float64 in ``(0, 1)`` can occur); the result
+    is ``u * (upper - lower) + lower``.
+
+    Args:
+        state: an :class:`~jaxpmac.RNGState` (see the module docstring for Hail's mapping).
+        lower: the lower bound: a Python number or a real scalar array.
+        upper: the upper bound: a Python number or a real scalar array.
+
+    Returns:
+        A scalar: float64 equal to Hail's value when ``jax_enable_x64`` is on; float32 when it
+        is off (Hail's ``u`` correctly rounded to float32, then the affine map in float32).
+
+    Example:
+        >>> import jax, jaxpmac as jp
+        >>> from jaxpmac import hail
+        >>> s = jp.key(0).split(0).split_static(-1 - 1)   # global_seed=0, seed=1, row 0
+        >>> with jax.enable_x64(True):
+        ...     print(float(hail.rand_unif(s)))
+        0.543383983978762
+        >>> print(float(hail.rand_unif(s, 10.0, 20.0)) // 1)
+        15.0
+    """
+    check_state(state, name="rand_unif")
+    lower = _check_real(lower, name="rand_unif lower")
+    upper = _check_real(upper, name="rand_unif upper")
+    final_tweak, h = engine.state_hash(state)
+    return engine.uniform(h, lower, upper, final_tweak=final_tweak)
+
+
+def rand_norm(state, mean=0.0, sd=1.0) -> jax.Array:
+    """Hail's ``hl.rand_norm(mean, sd)``: a normal float (Marsaglia's polar method).
+
+    Hail's engine draws pairs ``v1 = 2 * nextDouble() - 1``, ``v2 = 2 * nextDouble() - 1``
+    until ``0 < s = v1**2 + v2**2 < 1`` and returns ``mean + sd * v1 * sqrt(-2 log(s) / s)``.
+    The loop is a ``lax.while_loop`` that reads one output block per iteration, so any number
+    of rejections is reproduced, under ``jit`` and ``vmap`` alike.
+
+    Args:
+        state: an :class:`~jaxpmac.RNGState`.
+        mean: a Python number or a real scalar array.
+        sd: a Python number or a real scalar array.
+
+    Returns:
+        A scalar: float64 when ``jax_enable_x64`` is on -- Hail's value, to the last bit up to
+        XLA's ``log`` against Java's ``StrictMath.log`` (at most an ulp or so); float32 when it
+        is off -- Hail's method with the engine's doubles rounded to float32 and float32
+        arithmetic: Hail's value to about float32 precision, except in rare states (about one
+        in 10**7) where rounding flips the acceptance test and a different pair is accepted.
+
+    Example:
+        >>> import jax, jaxpmac as jp
+        >>> from jaxpmac import hail
+        >>> s = jp.key(0).split_static(-0 - 1)            # global_seed=0, seed=0
+        >>> with jax.enable_x64(True):
+        ...     print(round(float(hail.rand_norm(s)), 12))
+        0.10191492175
+    """
+    check_state(state, name="rand_norm")
+    mean = _check_real(mean, name="rand_norm mean")
+    sd = _check_real(sd, name="rand_norm sd")
+    final_tweak, h = engine.state_hash(state)
+    return engine.normal(h, mean, sd, final_tweak=final_tweak)
+
+
+def rand_int32(state, n) -> jax.Array:
+    """Hail's ``hl.rand_int32(n)``: a uniform int32 in ``[0, n)``, exactly.
+
+    Hail's engine ``nextInt(n)`` (the nearly divisionless method of Swift's
+    ``random(in:)``): ``x = nextInt()`` (the HIGH half of ``T_0[0]``), ``r = (n * x) >> 32``;
+    when the fraction ``(n * x) mod 2**32`` is at least ``2**32 - n``, two more nextInt
+    (``T_0[0]``'s low half, ``T_0[1]``'s high half) decide a carry into ``r``. Both paths are
+    computed and selected per lane (no loop: at most three 32-bit draws, all from ``T_0``).
+
+    Args:
+        state: an :class:`~jaxpmac.RNGState`.
+        n: the bound, Hail's int32 argument: a Python int in ``[1, 2**31)`` or an integer
+            scalar array. Concrete values are checked; a traced ``n`` is converted to int32
+            (wrapping), and for a traced ``n <= 0`` the result is what Hail returns for it (the
+            high word of ``n * x``), which is not in ``[0, n)``.
+
+    Returns:
+        An int32 scalar, in both x64 modes.
+
+    Example:
+        >>> import jaxpmac as jp
+        >>> from jaxpmac import hail
+        >>> print(int(hail.rand_int32(jp.key(0).split_static(-1), 1000)))
+        65
+    """
+    check_state(state, name="rand_int32")
+    n = _check_n(n, name="rand_int32 n")
+    final_tweak, h = engine.state_hash(state)
+    return engine.bounded_int32(h, n, final_tweak=final_tweak)
+
+
+def rand_int64(state) -> jax.Array:
+    """Hail's ``hl.rand_int64()``: the state's first 64-bit stream word, as int64.
+
+    Needs ``jax_enable_x64`` (TypeError otherwise, at trace time). With x64 off, the same word
+    is ``jaxpmac.bits(state, (2,), jnp.uint32)`` (low half, then high half).
+
+    Args:
+        state: an :class:`~jaxpmac.RNGState`.
+
+    Returns:
+        An int64 scalar.
+
+    Example:
+        >>> import jax, jaxpmac as jp
+        >>> from jaxpmac import hail
+        >>> with jax.enable_x64(True):
+        ...     print(int(hail.rand_int64(jp.key(0).split_static(-1))))
+        1217282681397866191
+    """
+    check_state(state, name="rand_int64")
+    if not jax.config.jax_enable_x64:
+        raise TypeError("rand_int64 returns int64, which needs 64-bit types: " + X64_HINT
+                        + "; with them off, jaxpmac.bits(state, (2,), jnp.uint32) gives the "
+                        "same word as (low half, high half)")
+    final_tweak, h = engine.state_hash(state)
+    return engine.word0_int64(h, final_tweak=final_tweak)
+
+
+def rand_bool(state, p) -> jax.Array:
+    """Hail's ``hl.rand_bool(p)``: ``rand_unif(0, 1) < p``, exactly in both x64 modes.
+
+    With x64 off the float64 ``u`` is never rounded: it is compared with ``p`` as IEEE bit
+    patterns in ``uint32`` arithmetic. A Python float (or any concrete ``p``) is compared as the
+    float64 it is; a traced ``p`` has its own dtype's value (float32 at most with x64 off).
+
+    Args:
+        state: an :class:`~jaxpmac.RNGState`.
+        p: the probability of True: a Python number or a real scalar array (``p <= 0`` or NaN
+            gives False, ``p >= 1`` True).
+
+    Returns:
+        A bool scalar.
+
+    Example:
+        >>> import jaxpmac as jp
+        >>> from jaxpmac import hail
+        >>> print(bool(hail.rand_bool(jp.key(0).split_static(-1), 0.3)))
+        True
+    """
+    check_state(state, name="rand_bool")
+    p = _check_real(p, name="rand_bool p")
+    final_tweak, h = engine.state_hash(state)
+    if jax.config.jax_enable_x64:
+        return engine.bernoulli_x64(h, p, final_tweak=final_tweak)
+    if _inputs.is_traced(p):
+        p_bits = engine.positive_float32_as_double_bits(jnp.asarray(p))
+    else:
+        hi, lo = engine.positive_double_bits_static(float(np.asarray(p, np.float64)))
+        p_bits = w.Pair(np.uint32(hi), np.uint32(lo))
+    return engine.bernoulli_exact(h, p_bits, final_tweak=final_tweak)
