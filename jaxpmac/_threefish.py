@@ -114,6 +114,21 @@ def _select(index, words: Sequence[w.Word], shape, *, native: bool) -> w.Word:
                   lax.select_n(index, *[p.lo for p in pairs]))
 
 
+def _zero_depending_on(words: Sequence[w.Word], shape, *, native: bool):
+    """A zero word that depends on every dynamic word in ``words``.
+
+    Why: under ``shard_map`` (``check_vma``) a loop carry that starts from static or
+    device-invariant words but turns device-varying inside the loop does not type-check. A word
+    xored with this zero carries the varying axes of all the cipher's inputs from the start;
+    XLA folds the zero away.
+    """
+    zero = jnp.zeros(shape, jnp.uint32)
+    for word in words:
+        if not w.is_static(word):
+            zero = zero | (w.to_pair(word).lo & np.uint32(0))
+    return zero.astype(jnp.uint64) if native else w.Pair(zero, zero)
+
+
 def encrypt_rolled(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[w.Word],
                    *, rounds: int = ROUNDS, native: bool = False) -> tuple[w.Word, ...]:
     """Threefish-256 as a ``fori_loop`` over key-injection groups, four rounds unrolled inside.
@@ -151,8 +166,9 @@ def encrypt_rolled(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[
         v = tuple(inject(list(v), dynamic_subkey(s)))
         return lax.cond(s % 2 == 0, even_group, odd_group, v)
 
+    zero = _zero_depending_on((*tweak, *block), shape, native=native)
     v = lax.fori_loop(0, rounds // ROUNDS_PER_INJECTION, group,
-                      tuple(_as_dynamic(x, shape, native=native) for x in block))
+                      tuple(w.xor(_as_dynamic(x, shape, native=native), zero) for x in block))
     return tuple(inject(list(v), subkey(ks, ts, rounds // ROUNDS_PER_INJECTION)))
 
 

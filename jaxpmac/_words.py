@@ -104,12 +104,14 @@ def shape_of(word: Word) -> tuple[int, ...]:
     return jnp.shape(word)
 
 
-def to_pair(word: Word, shape=()) -> Pair:
-    """Any word as a :class:`Pair` broadcast to ``shape``."""
+def to_pair(word: Word, shape=None) -> Pair:
+    """Any word as a :class:`Pair` of ``uint32`` arrays, broadcast to ``shape`` (default: the
+    word's own shape)."""
     if isinstance(word, int):
         word = pair_const(word)
     elif not isinstance(word, Pair):
         word = Pair((word >> np.uint64(32)).astype(jnp.uint32), word.astype(jnp.uint32))
+    shape = shape_of(word) if shape is None else shape
     return Pair(jnp.broadcast_to(jnp.asarray(word.hi, jnp.uint32), shape),
                 jnp.broadcast_to(jnp.asarray(word.lo, jnp.uint32), shape))
 

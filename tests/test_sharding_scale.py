@@ -100,9 +100,5 @@ def test_shard_map_per_device_noise_is_state_split_by_device(report):
     assert report["shard_map_key_check_vma_False"] is True
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known bug: jp.bits of a state whose hash mixes static and device-varying words fails "
-    "shard_map's check_vma (the rolled cipher's fori_loop carry starts non-varying); "
-    "fix in _threefish.encrypt_rolled by pcasting the initial carry to the inputs' vma"))
 def test_shard_map_bits_with_default_check_vma(report):
     assert report["shard_map_bits_check_vma_True"] is True, report["shard_map_bits_check_vma_True"]
