@@ -1,0 +1,106 @@
+"""Shared helpers for the jaxpmac test suite: the reference oracle, conformance data, hypothesis
+settings and strategies, and conversions between oracle words (Python ints) and JAX arrays.
+
+Compile time dominates these tests on a small CPU, so the helpers favour batching many random
+cases into one jitted call with fixed shapes (hypothesis then varies values, never shapes).
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+
+import hypothesis
+import jax.numpy as jnp
+import numpy as np
+from hypothesis import strategies as st
+
+TESTS_DIR = pathlib.Path(__file__).resolve().parent
+if str(TESTS_DIR) not in sys.path:
+    sys.path.insert(0, str(TESTS_DIR))
+
+import reference_oracle as ro  # noqa: E402
+
+CONFORMANCE = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "conformance"
+
+MASK32 = (1 << 32) - 1
+MASK64 = (1 << 64) - 1
+
+# Property tests: few examples (each may run a compiled program), no example database (tests
+# must not depend on files left by earlier runs), no deadline (first calls compile). A decorator,
+# not a loaded profile, so that other test files keep hypothesis' defaults.
+PROPERTY_SETTINGS = hypothesis.settings(
+    max_examples=25, deadline=None, database=None,
+    suppress_health_check=[hypothesis.HealthCheck.too_slow,
+                           hypothesis.HealthCheck.data_too_large])
+
+
+def property_settings(max_examples: int = 25) -> hypothesis.settings:
+    return hypothesis.settings(PROPERTY_SETTINGS, max_examples=max_examples)
+
+
+def load_conformance(name: str):
+    return json.loads((CONFORMANCE / name).read_text())
+
+
+def hex_words(words) -> tuple[int, ...]:
+    return tuple(int(x, 16) for x in words)
+
+
+# -- strategies -------------------------------------------------------------------------------
+#: Every accepted integer value of a word: [-2**63, 2**64).
+word_values = st.integers(min_value=-(1 << 63), max_value=(1 << 64) - 1)
+#: Unsigned 64-bit words.
+u64_words = st.integers(min_value=0, max_value=MASK64)
+#: Static labels: ints and unicode strings (multi-byte characters included).
+labels = st.one_of(word_values, st.text(max_size=20))
+label_lists = st.lists(labels, max_size=3)
+
+
+# -- conversions ------------------------------------------------------------------------------
+ORACLE_STREAMS = {
+    jnp.dtype(jnp.uint8): ro.stream8,
+    jnp.dtype(jnp.uint16): ro.stream16,
+    jnp.dtype(jnp.uint32): ro.stream32,
+    jnp.dtype(jnp.uint64): ro.stream64,
+}
+
+
+def oracle_label_words(label_list) -> list[int]:
+    return [word for label in label_list for word in ro.label_words(label)]
+
+
+def oracle_bits(nonce, label_list, message, n: int, dtype, start: int = 0) -> np.ndarray:
+    """Stream elements ``start .. start + n - 1`` of the oracle as a numpy array of ``dtype``."""
+    dtype = jnp.dtype(dtype)
+    values = ORACLE_STREAMS[dtype](nonce, oracle_label_words(label_list), list(message), n, start)
+    return np.array(values, dtype=np.uint64).astype(dtype)
+
+
+def pair_arrays(words) -> tuple[np.ndarray, np.ndarray]:
+    """Words (ints) as ``(hi, lo)`` uint32 numpy arrays."""
+    values = [ro.to_word(x) for x in words]
+    return (np.array([x >> 32 for x in values], np.uint32),
+            np.array([x & MASK32 for x in values], np.uint32))
+
+
+def u64_array(words) -> np.ndarray:
+    return np.array([ro.to_word(x) for x in words], np.uint64)
+
+
+def words_from_pair(hi, lo) -> list[int]:
+    hi = np.asarray(hi).astype(np.uint64).ravel()
+    lo = np.asarray(lo).astype(np.uint64).ravel()
+    return [int(x) for x in (hi << np.uint64(32)) | lo]
+
+
+def as_u64_list(array) -> list[int]:
+    return [int(x) for x in np.asarray(array).astype(np.uint64).ravel()]
+
+
+def assert_equal_arrays(actual, expected) -> None:
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    assert actual.dtype == expected.dtype, (actual.dtype, expected.dtype)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    np.testing.assert_array_equal(actual, expected)

@@ -1,0 +1,164 @@
+"""Bad input fails at trace time with a TypeError or ValueError that names the argument, what
+was received and what is accepted -- never a silent wrong answer."""
+
+from __future__ import annotations
+
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxpmac as jp
+
+STATE = jp.key(0)
+SEED_ACCEPTS = re.escape("a Python int in [-2**63, 2**64)")
+INT_RANGE = re.escape("[-2**63, 2**64)")
+
+
+def _expect(error, pattern, fn, *args):
+    """``fn(*args)`` raises ``error`` matching ``pattern``, both eagerly and under jit (where
+    the arguments are closed over, so the checks still run at trace time)."""
+    with pytest.raises(error, match=pattern):
+        fn(*args)
+    with pytest.raises(error, match=pattern):
+        jax.jit(lambda: fn(*args))()
+
+
+# -- key -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("seed,error,received", [
+    (1.5, TypeError, "float 1.5"),
+    (True, TypeError, "bool True"),
+    (np.bool_(False), TypeError, "bool"),
+    ("3", TypeError, "str '3'"),
+    (None, TypeError, "NoneType None"),
+    (np.float32(1.0), TypeError, "dtype float32"),
+    (jnp.ones((), jnp.float32), TypeError, "dtype float32"),
+    (2**64, ValueError, "18446744073709551616"),
+    (-(2**63) - 1, ValueError, "-9223372036854775809"),
+    (jnp.arange(3), ValueError, r"shape \(3,\)"),
+])
+def test_bad_seed(seed, error, received):
+    _expect(error, f"key seed .*{SEED_ACCEPTS}.*but was given .*{received}", jp.key, seed)
+
+
+def test_traced_bad_seed():
+    with pytest.raises(TypeError, match="key seed .*but was given traced array of dtype float32"):
+        jax.jit(jp.key)(jnp.float32(1.0))
+    with pytest.raises(ValueError, match=r"key seed .*traced array of dtype int32 and shape \(2,\)"):
+        jax.jit(jp.key)(jnp.arange(2))
+
+
+# -- split -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("uid,error,received", [
+    (1.0, TypeError, "float 1.0"),
+    (False, TypeError, "bool False"),
+    (np.bool_(True), TypeError, "dtype bool"),
+    (2**64, ValueError, "18446744073709551616"),
+    (-(2**63) - 1, ValueError, "-9223372036854775809"),
+    (jnp.ones((2, 2), jnp.int32), ValueError, r"dtype int32 and shape \(2, 2\)"),
+    (np.ones((3,), np.float32), TypeError, r"dtype float32 and shape \(3,\)"),
+    (jnp.ones((), jnp.bfloat16), TypeError, "dtype bfloat16"),
+    ([1, 2], TypeError, r"list \[1, 2\]"),
+])
+def test_bad_uid(uid, error, received):
+    # The second uid is the bad one: the message names its position.
+    _expect(error, f"split argument 1 .*{INT_RANGE}.*but was given .*{received}",
+            STATE.split, 7, uid)
+
+
+def test_traced_bad_uids():
+    split = jax.jit(lambda u: jp.bits(STATE.split(u)))
+    with pytest.raises(TypeError, match="split argument 0 .*traced array of dtype float32"):
+        split(jnp.ones((3,), jnp.float32))
+    with pytest.raises(ValueError, match=r"split argument 0 .*traced array .*shape \(2, 3\)"):
+        split(jnp.ones((2, 3), jnp.int32))
+
+
+# -- split_static ------------------------------------------------------------------------------
+@pytest.mark.parametrize("label,error,received", [
+    (1.5, TypeError, "float 1.5"),
+    (True, TypeError, "bool True"),
+    (b"bytes", TypeError, "bytes b'bytes'"),
+    (2**64, ValueError, "18446744073709551616"),
+    (-(2**63) - 1, ValueError, "-9223372036854775809"),
+    (np.arange(3), ValueError, r"shape \(3,\)"),
+    (np.float64(2.0), TypeError, "dtype float64"),
+])
+def test_bad_label(label, error, received):
+    _expect(error, f"label 1 .*{INT_RANGE}.*but was given .*{received}",
+            STATE.split_static, "ok", label)
+
+
+def test_traced_label_says_use_split():
+    with pytest.raises(TypeError, match=r"split_static label 0 must be concrete, but was given "
+                       r"traced array of dtype int32.*split\(\)"):
+        jax.jit(lambda x: STATE.split_static(x))(jnp.int32(1))
+
+
+# -- bits: state, shape, dtype, offset --------------------------------------------------------------
+@pytest.mark.parametrize("state,received", [
+    (42, "int 42"),
+    (jax.random.key(0), "array of dtype key<fry>"),
+    (jnp.zeros(4, jnp.uint32), r"array of dtype uint32 and shape \(4,\)"),
+    ((STATE,), r"tuple \(RNGState"),
+])
+def test_bits_needs_a_state(state, received):
+    _expect(TypeError, f"bits accepts a jaxpmac RNGState .*, but was given {received}",
+            jp.bits, state, (2,))
+
+
+@pytest.mark.parametrize("shape,error,received", [
+    ((-1,), ValueError, r"\(-1,\)"),
+    (-3, ValueError, "-3"),
+    ((2, -1), ValueError, r"\(2, -1\)"),
+    ((2.0,), TypeError, r"entry float 2.0"),
+    ((True,), TypeError, r"entry bool True"),
+    ((jnp.int32(2),), TypeError, r"entry array of dtype int32"),
+    (None, TypeError, "NoneType None"),
+])
+def test_bad_shape(shape, error, received):
+    _expect(error, f"bits shape accepts a sequence of non-negative ints, but was given "
+            f".*{received}", jp.bits, STATE, shape)
+
+
+@pytest.mark.parametrize("dtype", [jnp.int32, jnp.float32, np.int8, jnp.bool_, "uint128"])
+def test_unsupported_dtype(dtype):
+    _expect(TypeError, "bits dtype accepts uint8, uint16, uint32 or uint64.*but was given",
+            jp.bits, STATE, (2,), dtype)
+
+
+def test_uint64_needs_x64():
+    assert not jax.config.jax_enable_x64
+    _expect(TypeError, "bits dtype uint64 needs 64-bit types.*jax_enable_x64", jp.bits, STATE,
+            (2,), jnp.uint64)
+    with jax.enable_x64(True):  # and is accepted with it
+        assert jp.bits(STATE, (2,), jnp.uint64).dtype == jnp.uint64
+
+
+@pytest.mark.parametrize("offset,error,received", [
+    (-1, ValueError, "-1"),
+    (2**64, ValueError, "18446744073709551616"),
+    (jnp.int32(-1), ValueError, "dtype int32 .*value -1"),
+    (np.int64(-(2**40)), ValueError, "dtype int64 .*value -1099511627776"),
+    (1.5, TypeError, "float 1.5"),
+    (True, TypeError, "bool True"),
+    (jnp.arange(2), ValueError, r"shape \(2,\)"),
+    (jnp.float32(1), TypeError, "dtype float32"),
+])
+def test_bad_offset(offset, error, received):
+    _expect(error, f"bits offset accepts a Python int in \\[0, 2\\*\\*64\\) .*but was given "
+            f".*{received}", lambda: jp.bits(STATE, (2,), offset=offset))
+
+
+def test_traced_bad_offset():
+    with pytest.raises(TypeError, match="bits offset .*traced array of dtype float32"):
+        jax.jit(lambda o: jp.bits(STATE, (2,), offset=o))(jnp.float32(1))
+
+
+def test_good_inputs_next_to_bad_ones_still_work():
+    # The validators accept every documented form (so the errors above are not over-eager).
+    state = jp.key(np.uint64(2**64 - 1)).split(np.int8(-1), jnp.arange(2), 2**63)
+    state = state.split_static(np.int64(-5), "ok", 0)
+    assert jp.bits(state, np.int64(3), jnp.uint8, offset=np.uint64(2**63)).shape == (3,)
