@@ -1,0 +1,226 @@
+"""``draw_p``: a keyless random draw, staged into a jaxpr for :func:`jaxpmac.randomized`.
+
+A keyless draw (``jaxpmac.rand.normal(shape)``) carries no state. It binds ``draw_p``, whose
+params name the explicit sampler and its static arguments, and whose operands are the sampler's
+array arguments followed by ``uids``: an int32 array ``batch_shape + (k,)`` holding, per example
+of the enclosing ``vmap``\\ s, its ``k`` lane indices (outermost vmap first). The elaboration pass
+(:mod:`jaxpmac._implicit_table`, :mod:`jaxpmac._implicit_eval`) later gives each draw equation its
+site state; the lanes and loop indices are its dynamic words.
+
+How lanes are recorded: when a keyless draw is traced, it walks the chain of traces from the
+current one up to the ``randomized`` root and, for every ``vmap`` (``BatchTrace``) on the way,
+takes that vmap's lane index (an ``iota`` batched along the vmap axis) as an operand. A draw
+inside a ``scan``/``cond``/``while`` body under ``vmap`` therefore closes over the lane, which
+makes JAX batch the loop even when nothing else in it is batched (otherwise every example would
+share one draw). ``draw_p``'s batching rule moves batch axes to the front (outer vmaps before
+inner ones); as a safety net, a vmap the draw did not see when traced (a sub-jaxpr JAX reused
+from a cache) is recorded by the batching rule itself, which prepends that vmap's lane.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import threading
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax._src import config as jax_config
+from jax._src import core as jcore
+from jax._src import source_info_util
+from jax._src.ad_util import Zero
+from jax._src.interpreters import ad, batching
+from jax.extend.core import Primitive
+
+from jaxpmac import _inputs
+from jaxpmac import _state
+
+# -- the explicit samplers a keyless draw can name ----------------------------------------------
+
+
+def _samplers() -> dict[str, Callable]:
+    import jaxpmac as jp
+    from jaxpmac import hail
+    names = ["bernoulli", "beta", "binomial", "bits", "categorical", "cauchy", "choice",
+             "dirichlet", "exponential", "gamma", "gumbel", "laplace", "logistic",
+             "multivariate_normal", "normal", "permutation", "poisson", "randint",
+             "truncated_normal", "uniform"]
+    table = {name: getattr(jp, name) for name in names}
+    for name in hail.__all__:
+        table["hail_" + name] = getattr(hail, name)
+    return table
+
+
+_SAMPLERS: dict[str, Callable] = {}
+
+
+def sampler(name: str) -> Callable:
+    """The explicit sampler ``name`` (``jaxpmac.<name>`` or ``jaxpmac.hail.<name[5:]>``)."""
+    if not _SAMPLERS:
+        _SAMPLERS.update(_samplers())
+    return _SAMPLERS[name]
+
+
+# -- the randomized root: which trace a keyless draw belongs to ---------------------------------
+
+class _Roots(threading.local):
+    def __init__(self):
+        self.stack: list[dict] = []
+
+
+_ROOTS = _Roots()
+
+# JAX caches traced sub-jaxprs (jit, scan bodies) by function and shapes. A keyless draw's jaxpr
+# may close over the lanes of the vmaps around it, so a jaxpr traced for one randomized call must
+# never be reused by another: each call traces under a fresh value of this trace-context option,
+# which is part of JAX's cache keys. (Only tracing misses the caches; the explicit samplers run
+# afterwards, outside it.)
+_TRACE_TOKEN = jax_config.int_state(
+    "jaxpmac_implicit_trace_token", 0,
+    "Internal to jaxpmac.randomized: distinguishes the traces of randomized calls.",
+    include_in_trace_context=True)
+_TOKENS = itertools.count(1)
+
+
+@contextlib.contextmanager
+def root_context():
+    """Marks the current trace as the root of a ``randomized`` function's tracing."""
+    with _TRACE_TOKEN(next(_TOKENS)):
+        frame = {"trace": jcore.trace_ctx.trace, "lanes": {}}
+        _ROOTS.stack.append(frame)
+        try:
+            yield frame
+        finally:
+            _ROOTS.stack.pop()
+
+
+def _lane(frame: dict, batch_trace) -> jax.Array:
+    """The lane index of ``batch_trace``'s vmap: ``iota`` batched along its axis (memoized per
+    vmap so one lane value serves every draw under it)."""
+    key = id(batch_trace)
+    if key not in frame["lanes"]:
+        with jcore.set_current_trace(batch_trace.parent_trace):
+            iota = lax.iota(jnp.int32, int(batch_trace.axis_data.size))
+        frame["lanes"][key] = (batch_trace, batching.BatchTracer(
+            batch_trace, iota, 0, source_info_util.current()))
+    return frame["lanes"][key][1]
+
+
+def _enclosing_lanes(frame: dict) -> list:
+    """Lane indices of the vmaps between the current trace and the root, outermost first."""
+    traces = []
+    trace = jcore.trace_ctx.trace
+    while trace is not None and trace is not frame["trace"]:
+        if isinstance(trace, batching.BatchTrace):
+            traces.append(trace)
+        trace = getattr(trace, "parent_trace", None)
+    return [_lane(frame, t) for t in reversed(traces)]
+
+
+# -- the primitive ---------------------------------------------------------------------------
+
+draw_p = Primitive("jaxpmac_draw")
+
+
+def _draw_impl(*args, **params):
+    raise RuntimeError(
+        f"jaxpmac.rand.{params['sampler']}: a keyless draw was evaluated outside "
+        "jaxpmac.randomized. Keyless draws have no state of their own; wrap the function in "
+        "jaxpmac.randomized, or call the explicit sampler with a state.")
+
+
+def _draw_abstract_eval(*avals, sampler, static, operand_names, base_shape, dtype, batch_ndim):
+    del sampler, static, operand_names
+    uids = avals[-1]
+    return jcore.ShapedArray(tuple(uids.shape[:batch_ndim]) + tuple(base_shape), dtype)
+
+
+def _draw_batcher(axis_data, vals, dims, *, batch_ndim, **params):
+    size = axis_data.size
+    *operands, uids = vals
+    *operand_dims, uids_dim = dims
+    # Batch axes live at the front, outer vmaps first: this (outer) vmap's axis goes to 0.
+    operands = [batching.bdim_at_front(x, d, size) for x, d in zip(operands, operand_dims)]
+    if uids_dim is None:
+        # A vmap this draw did not see when traced: record its lane here (outermost position).
+        uids = batching.bdim_at_front(uids, None, size)
+        lane = lax.broadcast_in_dim(lax.iota(jnp.int32, size), uids.shape[:-1] + (1,), (0,))
+        uids = lax.concatenate([lane, uids], uids.ndim - 1)
+    else:
+        uids = batching.moveaxis(uids, uids_dim, 0)
+    out = draw_p.bind(*operands, uids, batch_ndim=batch_ndim + 1, **params)
+    return out, 0
+
+
+def _draw_jvp(primals, tangents, **params):
+    del tangents
+    out = draw_p.bind(*primals, **params)
+    return out, Zero.from_primal_value(out)
+
+
+draw_p.def_impl(_draw_impl)
+draw_p.def_abstract_eval(_draw_abstract_eval)
+batching.fancy_primitive_batchers[draw_p] = _draw_batcher
+ad.primitive_jvps[draw_p] = _draw_jvp
+
+
+# -- binding a keyless draw ------------------------------------------------------------------
+
+def _is_array(value) -> bool:
+    return isinstance(value, (jax.Array, np.ndarray, np.generic))
+
+
+def _static_value(value, *, name: str, sampler_name: str):
+    if isinstance(value, list):
+        value = tuple(value)
+    try:
+        hash(value)
+    except TypeError:
+        raise TypeError(f"jaxpmac.rand.{sampler_name} {name} accepts arrays or hashable "
+                        f"static values, but was given {_inputs.describe(value)}") from None
+    return value
+
+
+def split_kwargs(static, operand_names, operands) -> dict[str, Any]:
+    """The sampler's keyword arguments from a draw's static params and array operands."""
+    kwargs = dict(static)
+    kwargs.update(zip(operand_names, operands))
+    return kwargs
+
+
+def draw(sampler_name: str, **kwargs) -> jax.Array:
+    """Binds a keyless draw of ``jaxpmac.<sampler_name>(state, **kwargs)``."""
+    if not _ROOTS.stack:
+        raise RuntimeError(
+            f"jaxpmac.rand.{sampler_name} draws without a state and works only inside a "
+            "function transformed by jaxpmac.randomized (which threads the state), but was "
+            f"called outside one. Wrap the function: jaxpmac.randomized(f)(state, ...), or call "
+            f"the explicit sampler with a state.")
+    frame = _ROOTS.stack[-1]
+    operand_names, operands, static = [], [], []
+    for name, value in kwargs.items():
+        if isinstance(value, (list, tuple)) and any(_is_array(v) for v in value):
+            value = jnp.asarray(value)
+        if _is_array(value):
+            operand_names.append(name)
+            operands.append(value)
+        else:
+            static.append((name, _static_value(value, name=name, sampler_name=sampler_name)))
+    static = tuple(static)
+    explicit = sampler(sampler_name)
+
+    def sample(*arrays):
+        return explicit(_state.key(0), **split_kwargs(static, operand_names, arrays))
+
+    # Validates the arguments now (the sampler's own TypeErrors/ValueErrors) and gives the
+    # output's shape and dtype.
+    out = jax.eval_shape(sample, *[jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x))
+                                   for x in operands])
+    lanes = _enclosing_lanes(frame)
+    uids = jnp.stack(lanes) if lanes else jnp.zeros((0,), jnp.int32)
+    return draw_p.bind(*operands, uids, sampler=sampler_name, static=static,
+                       operand_names=tuple(operand_names), base_shape=tuple(out.shape),
+                       dtype=np.dtype(out.dtype), batch_ndim=0)
