@@ -6,20 +6,22 @@ bit (see SPEC.md). Distinct messages give independent streams; the same message 
 numbers under ``jit``, ``vmap``, ``scan``, remat and sharding alike.
 """
 
+from jaxpmac import hail, rand
 from jaxpmac._bits import bits
-from jaxpmac._jax_interop import as_jax_key, fold_in_uids, prng_impl
 from jaxpmac._counts import binomial, poisson
 from jaxpmac._gamma_family import beta, dirichlet, gamma
+from jaxpmac._implicit import DrawSite, draw_sites, randomized
 from jaxpmac._integers import categorical, choice, permutation, randint
+from jaxpmac._jax_interop import as_jax_key, fold_in_uids, prng_impl
 from jaxpmac._normal import multivariate_normal, normal, truncated_normal
 from jaxpmac._simple_continuous import cauchy, exponential, gumbel, laplace, logistic
 from jaxpmac._state import RNGState, key
 from jaxpmac._uniform import bernoulli, uniform
-from jaxpmac import hail
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "DrawSite",
     "RNGState",
     "as_jax_key",
     "bernoulli",
@@ -30,6 +32,7 @@ __all__ = [
     "cauchy",
     "choice",
     "dirichlet",
+    "draw_sites",
     "exponential",
     "fold_in_uids",
     "gamma",
@@ -43,7 +46,9 @@ __all__ = [
     "permutation",
     "poisson",
     "prng_impl",
+    "rand",
     "randint",
+    "randomized",
     "truncated_normal",
     "uniform",
 ]

@@ -78,7 +78,7 @@ def output_block(h, final_tweak: int, index) -> tuple[w.Pair, ...]:
     # Unrolled on every backend: for one block per state it compiles ~4x faster than the
     # rolled CPU lowering and ran as fast or faster (vmapped over 2e5 states, 2-core CPU).
     words = tf.encrypt_words(tf.GENERATOR_KEY, (final_tweak, counter), h, native=False,
-                             rolled=False)
+                             grouped=False)
     return tuple(w.to_pair(word) for word in words)
 
 
@@ -214,6 +214,18 @@ def positive_double_bits_static(p: float) -> tuple[int, int]:
     return word >> 32, word & w.MASK32
 
 
+def rounded(product: jax.Array) -> jax.Array:
+    """``product`` rounded to its dtype on its own, before the add that consumes it.
+
+    Hail (Java) rounds every multiplication; XLA's CPU backend contracts a multiply feeding an
+    add into one fused multiply-add, which rounds once: ``v1 * v1 + v2 * v2`` differed from
+    Java's in the last bit. A select between the two stops the contraction (an optimization
+    barrier did not: XLA removed it). It is the identity, NaN included, so no compiler may
+    drop it without fast-math flags, which XLA does not use by default.
+    """
+    return jnp.where(jnp.isnan(product), jnp.asarray(np.nan, product.dtype), product)
+
+
 def float_dtype():
     return jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
 
@@ -246,7 +258,7 @@ def uniform(h, lower, upper, *, final_tweak: int) -> jax.Array:
     u = bits_to_float(unit_uniform_bits(output_block(h, final_tweak, 0)))
     dtype = float_dtype()
     lower, upper = jnp.asarray(lower, dtype), jnp.asarray(upper, dtype)
-    return u * (upper - lower) + lower
+    return rounded(u * (upper - lower)) + lower
 
 
 @partial(jax.jit, static_argnames=("final_tweak",))
@@ -322,11 +334,11 @@ def _polar_step(state: _PolarState, word: w.Pair) -> _PolarState:
     wants_fraction = exponent_word & ~zero & (zeros >= SIGNIFICAND_DROP)
     finished = (active & state.awaiting_fraction) | (exponent_word & ~zero & ~wants_fraction)
     d = bits_to_float(double_bits(exponent, significand(word)))
-    v = 2 * d - 1
+    v = 2 * d - 1   # 2 * d is exact, so even a fused multiply-add rounds like Java here
     # The second double of a pair completes it: accept when 0 < s < 1 (Hail: while s >= 1 or
     # s == 0, draw again). The accepted pair's v1 and s stay in the state.
     completes_pair = finished & state.have_v1
-    s = jnp.where(completes_pair, state.v1 * state.v1 + v * v, state.s)
+    s = jnp.where(completes_pair, rounded(state.v1 * state.v1) + rounded(v * v), state.s)
     accepted = completes_pair & (s > 0) & (s < 1)
     return _PolarState(
         block_index=state.block_index,
@@ -355,14 +367,8 @@ def normal(h, mean, sd, *, final_tweak: int) -> jax.Array:
                        v1=zero, s=zero, done=jnp.bool_(False))
 
     def read_block(state: _PolarState) -> _PolarState:
-        block = output_block(h, final_tweak, state.block_index)
-        his, los = jnp.stack([word.hi for word in block]), jnp.stack([word.lo for word in block])
-
-        def read_word(position, state):
-            return _polar_step(state, w.Pair(his[position], los[position]))
-
-        # A rolled loop over the block's words: one copy of the step compiles ~2x faster.
-        state = lax.fori_loop(0, len(block), read_word, state)
+        for word in output_block(h, final_tweak, state.block_index):
+            state = _polar_step(state, word)
         return state._replace(block_index=state.block_index + np.uint32(1))
 
     state = lax.while_loop(lambda state: ~state.done, read_block, init)
@@ -370,4 +376,4 @@ def normal(h, mean, sd, *, final_tweak: int) -> jax.Array:
     # XLA's log may differ from fdlibm's in the last bit.
     multiplier = jnp.sqrt(-2 * jnp.log(state.s) / state.s)
     z = state.v1 * multiplier
-    return jnp.asarray(mean, dtype) + jnp.asarray(sd, dtype) * z
+    return jnp.asarray(mean, dtype) + rounded(jnp.asarray(sd, dtype) * z)

@@ -30,7 +30,9 @@ range table) ``hl.rand_int32(1000, seed=1)`` is 428:
 
 **Precision (``jax_enable_x64``).** Hail's floats are float64. With x64 on, ``rand_unif``,
 ``rand_norm`` and ``rand_bool`` equal Hail's values exactly (``rand_norm`` up to XLA's ``log``,
-which may differ from Java's ``StrictMath.log`` in the last bit). With x64 off (JAX's default):
+which may differ from Java's ``StrictMath.log`` in the last bit). Java rounds every product
+before the following sum; XLA would fuse them into one multiply-add, which is prevented (and
+checked on CPU; not yet checked on GPU). With x64 off (JAX's default):
 
 * ``rand_unif`` returns float32: Hail's exact float64 ``u`` rounded once to the nearest float32,
   then ``u * (upper - lower) + lower`` in float32 (so for the default bounds, exactly
@@ -45,8 +47,8 @@ which may differ from Java's ``StrictMath.log`` in the last bit). With x64 off (
 
 All functions work under ``jit`` and ``vmap`` (over states and parameters alike), and read only
 the blocks they need: ``rand_unif``, ``rand_bool``, ``rand_int32`` and ``rand_int64`` one block,
-``rand_norm`` one block per ``while_loop`` iteration until its pair is accepted (one in about
-96% of states).
+``rand_norm`` one block per ``while_loop`` iteration until its pair is accepted (the first block suffices in
+about 95% of states).
 """
 
 from __future__ import annotations
