@@ -78,7 +78,7 @@ def output_block(h, final_tweak: int, index) -> tuple[w.Pair, ...]:
     # Unrolled on every backend: for one block per state it compiles ~4x faster than the
     # rolled CPU lowering and ran as fast or faster (vmapped over 2e5 states, 2-core CPU).
     words = tf.encrypt_words(tf.GENERATOR_KEY, (final_tweak, counter), h, native=False,
-                             grouped=False)
+                             rolled=False)
     return tuple(w.to_pair(word) for word in words)
 
 

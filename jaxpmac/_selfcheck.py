@@ -29,10 +29,10 @@ def check_threefish() -> int:
     for key_words, tweak, block, expected in known.THREEFISH_KAT:
         assert tf.encrypt(key_words, tweak, block) == expected, "Threefish (Python) mismatch"
         pairs = [w.Pair(*map(jnp.asarray, w.pair_const(x))) for x in block]
-        for grouped in (True, False):
-            out = jax.jit(lambda b, g=grouped: tf.encrypt_words(
-                key_words, tweak, b, native=False, grouped=g))(pairs)
-            assert tuple(map(_as_int, out)) == expected, f"Threefish (grouped={grouped}) mismatch"
+        for rolled in (True, False):
+            out = jax.jit(lambda b, r=rolled: tf.encrypt_words(
+                key_words, tweak, b, native=False, rolled=r))(pairs)
+            assert tuple(map(_as_int, out)) == expected, f"Threefish (rolled={rolled}) mismatch"
         checked += 1
     return checked
 

@@ -66,24 +66,24 @@ def blocks_to_stream(words: Sequence[w.Word], dtype) -> jax.Array:
 
 
 def _encrypt_blocks(h, final_tweak: int, first_block, n_blocks: int, dtype, *, native: bool,
-                    grouped: bool) -> jax.Array:
+                    rolled: bool) -> jax.Array:
     counters = _counters(first_block, n_blocks, native=native)
     words = tf.encrypt_words(tf.GENERATOR_KEY, (final_tweak, counters), h, native=native,
-                             grouped=grouped)
+                             rolled=rolled)
     return blocks_to_stream(words, dtype)
 
 
 def _chunked(h, final_tweak, first_block, n_blocks, dtype, *, native):
     if n_blocks <= CPU_CHUNK_BLOCKS:
         return _encrypt_blocks(h, final_tweak, first_block, n_blocks, dtype, native=native,
-                               grouped=True)
+                               rolled=True)
     n_chunks = -(-n_blocks // CPU_CHUNK_BLOCKS)
     chunk_offsets = lax.iota(jnp.uint32, n_chunks) * np.uint32(CPU_CHUNK_BLOCKS)
 
     def one_chunk(offset):
         offset = offset.astype(jnp.uint64) if native else w.Pair(jnp.uint32(0), offset)
         return _encrypt_blocks(h, final_tweak, w.add(first_block, offset), CPU_CHUNK_BLOCKS,
-                               dtype, native=native, grouped=True)
+                               dtype, native=native, rolled=True)
 
     pieces = lax.map(one_chunk, chunk_offsets)
     return pieces.reshape(-1)[: n_blocks * elements_per_block(dtype)]
@@ -122,6 +122,6 @@ def counter_stream(h: Sequence[w.Word], final_tweak: int, first_block: w.Word, n
 
     def elsewhere():
         return _encrypt_blocks(h, final_tweak, first_block, n_blocks, dtype, native=native,
-                               grouped=False)
+                               rolled=False)
 
-    return on_cpu() if tf.prefer_grouped() else elsewhere()
+    return on_cpu() if tf.prefer_rolled() else elsewhere()

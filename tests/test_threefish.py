@@ -1,7 +1,7 @@
 """Threefish-256 (SPEC section 1): every JAX lowering equals the pure-Python oracle.
 
 Paths checked: ``_threefish.encrypt`` over static ints, ``Pair`` words and (x64) ``uint64``
-words; ``encrypt_grouped``; ``encrypt_words`` with ``native=False`` and (x64) ``native=True``,
+words; ``encrypt_rolled``; ``encrypt_words`` with ``native=False`` and (x64) ``native=True``,
 rolled, unrolled and per-backend. One jitted program per word representation computes every
 path on a batch of blocks, so the known answers and the property tests share one compilation.
 """
@@ -41,25 +41,25 @@ def _static_key_paths(tweak, block, *, native: bool, unrolled: bool):
     key = STATIC_KEYS[UNROLLED_KEY]
     if unrolled:
         return {f"words_unrolled{suffix}/{UNROLLED_KEY}": tf.encrypt_words(
-            key, tweak, block, native=native, grouped=False)}
+            key, tweak, block, native=native, rolled=False)}
     out = {}
     for j, static_key in enumerate(STATIC_KEYS):
-        # encrypt_words(grouped=True) is encrypt_rolled, and rolled=None picks it on CPU.
-        out[f"rolled{suffix}/{j}"] = tf.encrypt_grouped(static_key, tweak, block, native=native)
+        # encrypt_words(rolled=True) is encrypt_rolled, and rolled=None picks it on CPU.
+        out[f"rolled{suffix}/{j}"] = tf.encrypt_rolled(static_key, tweak, block, native=native)
     out[f"words_auto{suffix}/{UNROLLED_KEY}"] = tf.encrypt_words(key, tweak, block,
                                                                  native=native)
     out[f"static_t0{suffix}/{UNROLLED_KEY}"] = tf.encrypt_words(
-        key, (STATIC_TWEAK0, tweak[1]), block, native=native, grouped=True)
+        key, (STATIC_TWEAK0, tweak[1]), block, native=native, rolled=True)
     if native:
         shape = jnp.shape(block[0])
         out[f"words_pair_under_x64/{UNROLLED_KEY}"] = tf.encrypt_words(
             key, tuple(w.to_pair(x, shape) for x in tweak),
-            tuple(w.to_pair(x, shape) for x in block), native=False, grouped=True)
+            tuple(w.to_pair(x, shape) for x in block), native=False, rolled=True)
     return out
 
 
-# The unrolled lowering (``encrypt`` with a dynamic key, ``encrypt_words(grouped=False)``) is the
-# GPU/TPU path; XLA's CPU backend compiles it slowly and runs it slowly (see encrypt_grouped), so
+# The unrolled lowering (``encrypt`` with a dynamic key, ``encrypt_words(rolled=False)``) is the
+# GPU/TPU path; XLA's CPU backend compiles it slowly and runs it slowly (see encrypt_rolled), so
 # it has its own program and fewer property examples.
 @partial(jax.jit, static_argnames="unrolled")
 def _pair_program(key_hi, key_lo, tweak_hi, tweak_lo, block_hi, block_lo, *, unrolled):
@@ -248,9 +248,9 @@ def test_mixed_static_and_dynamic_words():
     def mixed(t1_hi, t1_lo, b2_hi, b2_lo):
         dyn_tweak = (tweak[0], w.Pair(t1_hi, t1_lo))
         dyn_block = (block[0], block[1], w.Pair(b2_hi, b2_lo), block[3])
-        # Grouped only: the unrolled lowering of the same code compiles for ~10 s on CPU and is
+        # Rolled only: the unrolled lowering of the same code compiles for ~10 s on CPU and is
         # covered with static tweak words by test_known_answers_pair_paths.
-        outs = [tf.encrypt_words(key, dyn_tweak, dyn_block, native=False, grouped=True)]
+        outs = [tf.encrypt_words(key, dyn_tweak, dyn_block, native=False, rolled=True)]
         return [[w.to_pair(x) for x in out] for out in outs]
 
     (t1_hi,), (t1_lo,) = pair_arrays([tweak[1]])
