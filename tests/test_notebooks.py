@@ -2,7 +2,7 @@
 
 Each notebook is executed in memory (the file on disk is never rewritten) by a fresh Jupyter
 kernel whose working directory is ``notebooks/``, as when a user opens it there. Their sizes are
-small: all three take about a minute and a half on a loaded 2-core CPU, most of it compiling.
+small: all four take about a minute and three quarters on a loaded 2-core CPU, most of it compiling.
 
 Needs ``nbclient``, ``nbformat`` and ``ipykernel`` (the ``test`` extra) and the notebooks'
 ``matplotlib`` and ``scipy``. After editing a notebook, store it executed:
@@ -51,6 +51,15 @@ EXPECTED_OUTPUT = {
     ],
     "03_benchmarks.ipynb": [
         "benchmarks/results/cpu/results.json",
+    ],
+    "04_implicit.ipynb": [
+        "jit == eager, bit for bit: True",
+        "RuntimeError: jaxpmac.rand.normal draws without a state",
+        "normal    0     (2,)          ()",
+        "uniform   1     (3,)          ('scan iteration @0:3',)",
+        "implicit == explicit, bit for bit: True",
+        "cond, batched predicate == unbatched, bit for bit: True",
+        "Hail example, implicit == explicit, bit for bit: True",
     ],
 }
 NOTEBOOKS = sorted(p.name for p in NOTEBOOKS_DIR.glob("*.ipynb"))
