@@ -150,4 +150,8 @@ def bits(state: RNGState, shape=(), dtype=jnp.uint32, *, offset=0) -> jax.Array:
     shape = check_shape(shape, name="bits")
     dtype = check_stream_dtype(dtype, name="bits")
     offset = check_offset(offset, name="bits")
-    return stream(state, math.prod(shape), dtype, offset=offset).reshape(shape)
+    n = math.prod(shape)
+    if w.is_static(offset) and offset + n > (1 << 64):
+        raise ValueError(f"bits reads stream elements [offset, offset + {n}), which must end by "
+                         f"2**64, but was given offset {offset}")
+    return stream(state, n, dtype, offset=offset).reshape(shape)

@@ -152,4 +152,6 @@ def draw_sites(f, *args) -> list[DrawSite]:
     """
     if isinstance(f, Randomized):
         return f.sites(*args)
+    if not callable(f):
+        raise TypeError(f"draw_sites accepts a callable, but was given {type(f).__name__}")
     return Randomized(f).sites(*args)

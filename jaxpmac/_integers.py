@@ -49,6 +49,12 @@ def _bound_limbs(value, *, name: str, dtype, n_limbs: int, inclusive_top: bool):
                              f"was given {value}")
         word = value % (1 << (32 * n_limbs))
         return [np.uint32((word >> (32 * k)) & 0xFFFFFFFF) for k in range(n_limbs)]
+    if isinstance(value, (np.integer, np.ndarray)) and value.size:
+        # Checked before jnp.asarray: with x64 off it would wrap int64 bounds to int32.
+        low, high = int(np.min(value)), int(np.max(value))
+        if low < info.min or high > top:
+            raise ValueError(f"{name} must lie in [{info.min}, {top}] for dtype {dtype}, but "
+                             f"was given values in [{low}, {high}]")
     value = jnp.asarray(value) if not isinstance(value, jax.core.Tracer) else value
     if _is_concrete(value) and value.size:
         low, high = int(np.min(np.asarray(value))), int(np.max(np.asarray(value)))
@@ -208,7 +214,7 @@ def permutation(state, x, axis=0, independent=False):
 
 def _as_population(x, *, name: str) -> jax.Array:
     """An int (-> ``arange``) or an array with at least one dimension."""
-    if isinstance(x, (bool, np.bool_)):
+    if isinstance(x, (bool, np.bool_, str, bytes)):
         raise TypeError(f"{name} accepts an int or an array with at least one dimension, but "
                         f"was given {_inputs.describe(x)}")
     if np.ndim(x) == 0:
