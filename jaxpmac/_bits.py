@@ -106,20 +106,27 @@ def _stream_impl(h, first_block, dynamic_skip, *, final_tweak: int, n: int, dtyp
     return jax.lax.dynamic_slice_in_dim(flat, dynamic_skip, n)
 
 
-def stream(state: RNGState, n: int, dtype, *, offset: w.Word = 0,
-           native: bool | None = None) -> jax.Array:
-    """Stream elements ``offset .. offset + n - 1`` of ``state``, flat; inputs already checked.
+def hash_stream(h, final_tweak: int, n: int, dtype, *, offset: w.Word = 0,
+                native: bool | None = None) -> jax.Array:
+    """Stream elements ``offset .. offset + n - 1`` of the message hash ``(final_tweak, h)``.
 
-    ``offset`` is a static int or a dynamic ``Pair`` word; ``native`` forces the cipher path
-    (default: native uint64 words when x64 is on).
+    ``h`` holds four words (static ints or dynamic ``Pair``s); ``offset`` is a static int or a
+    dynamic ``Pair`` word; ``native`` forces the cipher path (default: native uint64 words when
+    x64 is on). Inputs are not checked.
     """
     native = use_native_words() if native is None else native
-    final_tweak, h = state.message_hash()
     first_block, skip = _offset_blocks(offset, _stream.elements_per_block(dtype))
     static_skip = skip if isinstance(skip, int) else None
     return _stream_impl(tuple(w.to_pair(x) for x in h), w.to_pair(first_block),
                         0 if static_skip is not None else skip, final_tweak=final_tweak, n=n,
                         dtype=jnp.dtype(dtype), native=native, static_skip=static_skip)
+
+
+def stream(state: RNGState, n: int, dtype, *, offset: w.Word = 0,
+           native: bool | None = None) -> jax.Array:
+    """Stream elements ``offset .. offset + n - 1`` of ``state``, flat (see :func:`hash_stream`)."""
+    final_tweak, h = state.message_hash()
+    return hash_stream(h, final_tweak, n, dtype, offset=offset, native=native)
 
 
 def bits(state: RNGState, shape=(), dtype=jnp.uint32, *, offset=0) -> jax.Array:

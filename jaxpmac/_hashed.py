@@ -41,9 +41,7 @@ class HashedState:
         return cls(h, final_tweak)
 
     def stream(self, n: int, dtype) -> jax.Array:
-        return _bits._stream_impl(self.h, w.to_pair(0), 0, final_tweak=self.final_tweak, n=n,
-                                  dtype=jnp.dtype(dtype), native=_bits.use_native_words(),
-                                  static_skip=0)
+        return _bits.hash_stream(self.h, self.final_tweak, n, dtype)
 
 
 @jax.tree_util.register_pytree_node_class
