@@ -26,38 +26,35 @@ def x64_enabled() -> bool:
     return bool(jax.config.jax_enable_x64)
 
 
-def float_dtype(dtype, *, name: str) -> np.dtype:
-    """A float output dtype. ``None`` (or the builtin ``float``) is JAX's default float:
-    float64 with x64 on, else float32, like ``jax.random``. An explicit float64 with x64 off is
-    a TypeError rather than a silent float32."""
-    if dtype is None or dtype is float:
-        return jnp.dtype(jnp.float64 if x64_enabled() else jnp.float32)
+def _output_dtype(dtype, *, name: str, builtin, allowed, accepts: str, narrow: str) -> np.dtype:
+    """``dtype`` resolved and checked against ``allowed``; ``None`` or the ``builtin`` type is
+    JAX's default (64-bit with x64 on, else 32-bit). A 64-bit dtype with x64 off is a
+    TypeError that says how to enable it, rather than a silent 32-bit result."""
+    if dtype is None or dtype is builtin:
+        return jnp.dtype(jnp.result_type(builtin))
     try:
         resolved = jnp.dtype(dtype)
     except TypeError:
-        raise TypeError(f"{name} dtype accepts {FLOAT_ACCEPTS}, but was given {dtype!r}") from None
-    if resolved not in _FLOATS:
-        raise TypeError(f"{name} dtype accepts {FLOAT_ACCEPTS}, but was given {resolved}")
-    if resolved == jnp.float64 and not x64_enabled():
-        raise TypeError(f"{name} dtype float64 needs 64-bit types: enable them with "
-                        f"jax.config.update('jax_enable_x64', True), or use float32")
+        raise TypeError(f"{name} dtype accepts {accepts}, but was given {dtype!r}") from None
+    if resolved not in allowed:
+        raise TypeError(f"{name} dtype accepts {accepts}, but was given {resolved}")
+    if resolved.itemsize == 8 and not x64_enabled():
+        raise TypeError(f"{name} dtype {resolved} needs 64-bit types: enable them with "
+                        f"jax.config.update('jax_enable_x64', True), or use {narrow}")
     return resolved
+
+
+def float_dtype(dtype, *, name: str) -> np.dtype:
+    """A float output dtype; ``None`` (or ``float``) is JAX's default float, like
+    ``jax.random``."""
+    return _output_dtype(dtype, name=name, builtin=float, allowed=_FLOATS,
+                         accepts=FLOAT_ACCEPTS, narrow="float32")
 
 
 def int_dtype(dtype, *, name: str) -> np.dtype:
-    """An integer output dtype; ``None`` (or ``int``) is JAX's default int (int64 with x64)."""
-    if dtype is None or dtype is int:
-        return jnp.dtype(jnp.int64 if x64_enabled() else jnp.int32)
-    try:
-        resolved = jnp.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"{name} dtype accepts {INT_ACCEPTS}, but was given {dtype!r}") from None
-    if resolved not in _INTS:
-        raise TypeError(f"{name} dtype accepts {INT_ACCEPTS}, but was given {resolved}")
-    if resolved.itemsize == 8 and not x64_enabled():
-        raise TypeError(f"{name} dtype {resolved} needs 64-bit types: enable them with "
-                        f"jax.config.update('jax_enable_x64', True), or use a 32-bit type")
-    return resolved
+    """An integer output dtype; ``None`` (or ``int``) is JAX's default int."""
+    return _output_dtype(dtype, name=name, builtin=int, allowed=_INTS, accepts=INT_ACCEPTS,
+                         narrow="a 32-bit type")
 
 
 def real_param(value, *, name: str, dtype) -> jax.Array:
