@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 
 import jax
 import jax.numpy as jnp
@@ -114,10 +115,17 @@ def ensure_dieharder() -> str:
 def run_dieharder(dieharder: str, source, test_args: list[str]) -> list[dict]:
     process = subprocess.Popen([dieharder, "-g", "200", *test_args], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    import threading
     lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(
-        line.decode(errors="replace") for line in process.stdout))
+
+    def read_output():
+        # Echo as dieharder reports, so a long -a run shows progress and leaves a usable log.
+        for raw in process.stdout:
+            line = raw.decode(errors="replace")
+            lines.append(line)
+            if RESULT_LINE.match(line):
+                print(f"  {line.rstrip()}", flush=True)
+
+    reader = threading.Thread(target=read_output)
     reader.start()
     try:
         for chunk in source():

@@ -143,19 +143,32 @@ def encrypt_rolled(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[
     check_rounds(rounds)
     shape = _dynamic_shape((*tweak, *block))
     ks, ts = key_schedule(tuple(key)), tweak_schedule(tuple(tweak))
-    key_hi = np.array([k >> 32 for k in ks], np.uint32)
-    key_lo = np.array([k & w.MASK32 for k in ks], np.uint32)
+    injections = rounds // ROUNDS_PER_INJECTION
+    # Every static term of every subkey, summed at trace time into one table row per injection,
+    # so the loop body reads a row instead of computing indices mod 5 and mod 3 (each scalar op
+    # is its own XLA kernel, and kernels are what a CPU compile spends its time on).
+    static_ts = [t if w.is_static(t) else 0 for t in ts]
+    table = [subkey(ks, static_ts, s) for s in range(injections)]
+    table_hi = np.array([[k >> 32 for k in row] for row in table], np.uint32)
+    table_lo = np.array([[k & w.MASK32 for k in row] for row in table], np.uint32)
+    dynamic_ts = [None if w.is_static(t) else t for t in ts]
 
-    def key_word(index):
-        word = w.Pair(jnp.asarray(key_hi)[index], jnp.asarray(key_lo)[index])
-        return w.to_u64(word) if native else word
+    def dynamic_tweak_term(index):
+        """``ts[index]`` where it is dynamic, else None (already in the table)."""
+        if all(t is None for t in dynamic_ts):
+            return None
+        return _select(index, [0 if t is None else t for t in dynamic_ts], shape, native=native)
 
     def dynamic_subkey(s):
-        s_word = w.Pair(jnp.uint32(0), s.astype(jnp.uint32))
-        return (key_word(s % 5),
-                w.add(key_word((s + 1) % 5), _select(s % 3, ts, shape, native=native)),
-                w.add(key_word((s + 2) % 5), _select((s + 1) % 3, ts, shape, native=native)),
-                w.add(key_word((s + 3) % 5), w.to_u64(s_word) if native else s_word))
+        row = w.Pair(jnp.asarray(table_hi)[s], jnp.asarray(table_lo)[s])
+        row = [w.Pair(row.hi[i], row.lo[i]) for i in range(4)]
+        if native:
+            row = [w.to_u64(x) for x in row]
+        for word, index in ((1, s % 3), (2, (s + 1) % 3)):
+            term = dynamic_tweak_term(index)
+            if term is not None:
+                row[word] = w.add(row[word], term)
+        return row
 
     def even_group(v):
         return tuple(four_rounds(list(v), 0))
@@ -168,9 +181,13 @@ def encrypt_rolled(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[
         return lax.cond(s % 2 == 0, even_group, odd_group, v)
 
     zero = _zero_depending_on((*tweak, *block), shape, native=native)
-    v = lax.fori_loop(0, rounds // ROUNDS_PER_INJECTION, group,
+    v = lax.fori_loop(0, injections, group,
                       tuple(w.xor(_as_dynamic(x, shape, native=native), zero) for x in block))
-    return tuple(inject(list(v), subkey(ks, ts, rounds // ROUNDS_PER_INJECTION)))
+    return tuple(inject(list(v), subkey(ks, ts, injections)))
+
+
+# Whether the rolled (CPU) lowering of pair words may compute on uint64 (see encrypt_words).
+ROLLED_ON_UINT64 = hasattr(jax, "enable_x64")
 
 
 def prefer_rolled() -> bool:
@@ -202,7 +219,18 @@ def encrypt_words(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[w
         return tuple(_as_dynamic(x, shape, native=native) for x in out)
 
     def loop():
-        return encrypt_rolled(key, tweak, block, rounds=rounds, native=native)
+        if native or not ROLLED_ON_UINT64:
+            return encrypt_rolled(key, tweak, block, rounds=rounds, native=native)
+        # Pair words compile to ~2x the XLA kernels of uint64 ones and run ~3x slower (a 64-bit
+        # add is five 32-bit ops, a rotation six), so the CPU lowering computes on uint64 even
+        # with x64 off: enabling x64 for this trace only changes the element type inside the
+        # compiled program. Inputs and outputs stay uint32 pairs and the bits are those of the
+        # pair path (one cipher function over both representations), so nothing outside can tell.
+        with jax.enable_x64(True):
+            wide = encrypt_rolled(key, [x if w.is_static(x) else w.to_u64(x) for x in tweak],
+                                  [x if w.is_static(x) else w.to_u64(x) for x in block],
+                                  rounds=rounds, native=True)
+            return tuple(w.to_pair(x, shape) for x in wide)
 
     rolled = prefer_rolled() if rolled is None else rolled
     return loop() if rolled else unrolled()
