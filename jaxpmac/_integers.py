@@ -245,22 +245,65 @@ def _check_axis(axis, ndim: int, *, name: str) -> int:
 
 # -- choice ----------------------------------------------------------------------------------
 
+_P_ACCEPTS = "finite non-negative weights with a positive, finite sum"
+
+
+def _weights_are_valid(p, n_draws: int, replace: bool, xp=jnp):
+    """Whether ``p`` is a usable weight vector (a bool scalar; ``xp`` is ``jnp`` for traced
+    ``p`` or ``np`` for concrete): finite, non-negative, with a positive sum that does not
+    overflow (the inverse CDF scales by it), and, without replacement, at least ``n_draws``
+    positive weights (Gumbel top-k would otherwise pick zero-weight entries)."""
+    total = xp.cumsum(p)[-1]
+    valid = xp.all(p >= 0) & xp.all(xp.isfinite(p)) & (total > 0) & xp.isfinite(total)
+    if not replace:
+        valid &= xp.sum(p > 0) >= n_draws
+    return valid
+
+
+def _check_concrete_weights(p, shape: tuple, replace: bool, dtype) -> None:
+    """ValueError for concrete weights (converted to ``dtype`` on the host: under ``jit`` a
+    closed-over constant is still checked) that :func:`_weights_are_valid` rejects, saying
+    which entry (or which property) is wrong."""
+    n_draws = math.prod(shape)
+    values = np.asarray(p).astype(dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if _weights_are_valid(values, n_draws, replace, xp=np):
+            return
+    bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
+    if bad.size:
+        i = int(bad[0])
+        received = f"p[{i}] = {values[i]}"
+    elif not (values > 0).any():
+        received = "all-zero weights"
+    elif not replace and int((values > 0).sum()) < n_draws:
+        raise ValueError(f"choice without replacement draws at most as many entries as p has "
+                         f"positive weights, but p has {int((values > 0).sum())} and shape "
+                         f"{shape} asks for {n_draws}")
+    else:
+        received = f"weights whose sum overflows {values.dtype} (rescale p)"
+    raise ValueError(f"choice p accepts {_P_ACCEPTS}, but was given {received}")
+
+
 @partial(jax.jit, static_argnames=("shape", "n", "replace", "has_p"))
 def _choice_indices(state, p, *, shape, n, replace, has_p):
+    """int32 indices of ``shape``; with weights, -1 everywhere when ``p`` is invalid (it can
+    only be checked here when it is traced)."""
     n_draws = math.prod(shape)
     if replace and not has_p:
         return _uniform_indices(state, n_draws, n).reshape(shape)
-    if replace:
-        cumulative = jnp.cumsum(p)
-        u = _unit.open_unit(_unit.words(state, n_draws, 1, p.dtype)[:, 0], p.dtype)
-        index = jnp.searchsorted(cumulative, u * cumulative[-1], side="left")
-        return jnp.minimum(index, n - 1).astype(jnp.int32).reshape(shape)
     if not has_p:
         hi, lo = _sort_keys(state, (n,))
         order = lax.sort((hi, lo, lax.iota(jnp.int32, n)), num_keys=2, is_stable=True)[2]
         return order[:n_draws].reshape(shape)
-    keys = jnp.log(p) + _simple_continuous.unit_transform_flat(state, n, p.dtype, "gumbel")
-    return lax.top_k(keys, n_draws)[1].astype(jnp.int32).reshape(shape)
+    if replace:
+        cumulative = jnp.cumsum(p)
+        u = _unit.open_unit(_unit.words(state, n_draws, 1, p.dtype)[:, 0], p.dtype)
+        index = jnp.searchsorted(cumulative, u * cumulative[-1], side="left")
+        index = jnp.minimum(index, n - 1).astype(jnp.int32).reshape(shape)
+    else:
+        keys = jnp.log(p) + _simple_continuous.unit_transform_flat(state, n, p.dtype, "gumbel")
+        index = lax.top_k(keys, n_draws)[1].astype(jnp.int32).reshape(shape)
+    return jnp.where(_weights_are_valid(p, n_draws, replace), index, -1)
 
 
 def choice(state, a, shape=(), replace=True, p=None, axis=0, mode=None):
@@ -284,7 +327,16 @@ def choice(state, a, shape=(), replace=True, p=None, axis=0, mode=None):
         a: an int ``n`` (draw from ``arange(n)``) or an array (draw slices along ``axis``).
         shape: the draws' shape; without replacement ``prod(shape) <= n``.
         replace: with (default) or without replacement.
-        p: optional non-negative weights of length ``n`` (need not sum to 1).
+        p: optional weights of length ``n``: finite, non-negative, with a positive sum that
+            is finite in the computation dtype (need not sum to 1); without replacement at
+            least ``prod(shape)`` of them positive. Concrete ``p`` (a NumPy array, or a jax
+            array outside ``jit``/``vmap``) that breaks these rules is a ``ValueError``.
+            Traced ``p`` cannot be checked at trace time, so invalid weights are flagged in
+            the output instead of drawn from: every draw is ``-1`` for an int ``a`` and, for an
+            array ``a``, the fill value of ``jnp.take(..., mode="fill")`` (NaN for floats, the
+            dtype's minimum for signed ints, its maximum for unsigned ints, True for bools).
+            This differs on purpose from ``jax.random.choice``, which returns valid-looking
+            indices for invalid weights.
         axis: the axis of ``a`` to draw along.
         mode: accepted for compatibility (None, "low" or "high" draw the same).
 
@@ -316,10 +368,13 @@ def choice(state, a, shape=(), replace=True, p=None, axis=0, mode=None):
     has_p = p is not None
     if has_p:
         p_dtype = jnp.float64 if args.x64_enabled() else jnp.float32
+        p_given = p  # checked on the host when concrete (under jit, p below is traced)
         p = args.real_param(p, name="choice p", dtype=p_dtype)
         if p.shape != (n,):
             raise ValueError(f"choice p must have shape ({n},) to match a, but was given "
                              f"shape {p.shape}")
+        if n and _is_concrete(p_given):
+            _check_concrete_weights(p_given, shape, bool(replace), p_dtype)
     else:
         p = jnp.zeros((0,), jnp.float32)
     if n_draws == 0:
@@ -329,7 +384,8 @@ def choice(state, a, shape=(), replace=True, p=None, axis=0, mode=None):
                                 has_p=has_p)
     if population_is_int:
         return index.astype(a.dtype)
-    return jnp.take(a, index, axis=axis)
+    # Invalid traced weights (index -1) take an out-of-range slice: fill values, not a[-1].
+    return jnp.take(a, jnp.where(index < 0, n, index), axis=axis, mode="fill")
 
 
 # -- categorical -----------------------------------------------------------------------------

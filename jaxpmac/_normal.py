@@ -77,7 +77,27 @@ def _truncated_normal_impl(state, lower, upper, *, shape, dtype):
     # Keep inside the open interval (lower, upper) like jax.random.truncated_normal.
     x = jnp.clip(x, lax.nextafter(lower, jnp.full_like(lower, jnp.inf)),
                  lax.nextafter(upper, jnp.full_like(upper, -jnp.inf)))
+    # A degenerate interval gives its point; an empty one (only reachable with traced
+    # bounds: concrete ones are checked) gives NaN rather than jax.random's -0.
+    x = jnp.where(lower == upper, lower, x)
+    x = jnp.where(lower > upper, jnp.nan, x)
     return x.astype(dtype)
+
+
+def _check_concrete_bounds(lower, upper, cdtype) -> None:
+    """ValueError when concrete bounds have ``lower > upper`` somewhere (after broadcasting,
+    compared in the computation dtype ``cdtype``), naming the first such pair. The bounds as
+    given are checked on the host, so closed-over constants are checked under ``jit`` too."""
+    if isinstance(lower, jax.core.Tracer) or isinstance(upper, jax.core.Tracer):
+        return
+    lower, upper = np.broadcast_arrays(np.asarray(lower).astype(cdtype),
+                                       np.asarray(upper).astype(cdtype))
+    empty = lower > upper
+    if empty.any():
+        index = tuple(int(i) for i in np.unravel_index(np.argmax(empty), empty.shape))
+        where = f" (at broadcast index {index})" if lower.ndim else ""
+        raise ValueError(f"truncated_normal accepts bounds with lower <= upper, but was given "
+                         f"lower {lower[index]} and upper {upper[index]}{where}")
 
 
 def truncated_normal(state, lower, upper, shape=None, dtype=None):
@@ -90,7 +110,13 @@ def truncated_normal(state, lower, upper, shape=None, dtype=None):
     Results are clipped into the open interval. Accurate while ``Phi(a)`` and ``Phi(b)`` differ
     in the computation dtype (float32 for half types): intervals further out than about 13
     (float32) or 37 (float64) standard deviations collapse onto their nearer bound. NaN bounds
-    give NaN.
+    give NaN. ``lower == upper`` gives that value exactly (the limit of shrinking intervals;
+    ``jax.random`` gives the float just below it).
+
+    ``lower > upper`` (an empty interval) is a ``ValueError`` when both bounds are concrete.
+    Traced bounds (under ``jit``/``vmap``) cannot be checked at trace time, so the affected
+    elements are NaN. This differs on purpose from ``jax.random.truncated_normal``, which
+    returns ``-0.``, a value outside both bounds that looks valid.
 
     Args:
         state: an :class:`RNGState`.
@@ -107,9 +133,11 @@ def truncated_normal(state, lower, upper, shape=None, dtype=None):
     _bits.check_state(state, name="truncated_normal")
     dtype = args.float_dtype(dtype, name="truncated_normal")
     cdtype = _unit.compute_dtype(dtype)
+    lower_given, upper_given = lower, upper
     lower = args.real_param(lower, name="truncated_normal lower", dtype=cdtype)
     upper = args.real_param(upper, name="truncated_normal upper", dtype=cdtype)
     shape = args.output_shape(shape, [lower, upper], name="truncated_normal")
+    _check_concrete_bounds(lower_given, upper_given, cdtype)
     return _truncated_normal_impl(hashed(state), lower, upper, shape=shape, dtype=dtype)
 
 

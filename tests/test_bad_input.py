@@ -162,3 +162,45 @@ def test_good_inputs_next_to_bad_ones_still_work():
     state = jp.key(np.uint64(2**64 - 1)).split(np.int8(-1), jnp.arange(2), 2**63)
     state = state.split_static(np.int64(-5), "ok", 0)
     assert jp.bits(state, np.int64(3), jnp.uint8, offset=np.uint64(2**63)).shape == (3,)
+
+
+# -- choice weights, truncated_normal bounds: invalid values, not just invalid types ---------------
+P_ACCEPTS = re.escape("choice p accepts finite non-negative weights with a positive, finite "
+                      "sum, but was given ")
+
+
+@pytest.mark.parametrize("p,received", [
+    (np.array([-1.0, 1.0, 1.0]), r"p\[0\] = -1.0"),
+    (np.array([1.0, 2.0, -0.5]), r"p\[2\] = -0.5"),
+    (np.zeros(3), "all-zero weights"),
+    (np.array([1.0, np.nan, 1.0]), r"p\[1\] = nan"),
+    (np.array([1.0, 1.0, -np.inf]), r"p\[2\] = -inf"),
+    (jnp.array([1.0, jnp.inf, 1.0]), r"p\[1\] = inf"),       # concrete jax array: checked too
+    (np.full(3, 3e38, np.float32), "weights whose sum overflows float32"),
+])
+@pytest.mark.parametrize("replace", [True, False])
+def test_choice_rejects_concrete_invalid_weights(p, received, replace):
+    _expect(ValueError, P_ACCEPTS + received,
+            lambda: jp.choice(STATE, 3, (1,), replace=replace, p=p))
+
+
+def test_choice_without_replacement_needs_enough_positive_weights():
+    _expect(ValueError, re.escape("choice without replacement draws at most as many entries as "
+                                  "p has positive weights, but p has 2 and shape (3,) asks for 3"),
+            lambda: jp.choice(STATE, 4, (3,), replace=False, p=np.array([0.0, 1.0, 0.0, 2.0])))
+    # As many positive weights as draws is fine; with replacement zeros never matter.
+    assert sorted(jp.choice(STATE, 4, (2,), replace=False,
+                            p=np.array([0.0, 1.0, 0.0, 2.0])).tolist()) == [1, 3]
+    assert set(jp.choice(STATE, 4, (50,), p=np.array([0.0, 1.0, 0.0, 2.0])).tolist()) == {1, 3}
+
+
+@pytest.mark.parametrize("lower,upper,received", [
+    (1.0, 0.0, r"lower 1.0 and upper 0.0(?! \(at)"),
+    (np.inf, 5.0, r"lower inf and upper 5.0(?! \(at)"),
+    (np.array([0.0, 2.0]), 1.0, re.escape("lower 2.0 and upper 1.0 (at broadcast index (1,))")),
+    (jnp.zeros((2, 1)), jnp.array([1.0, -1.0]),
+     re.escape("lower 0.0 and upper -1.0 (at broadcast index (0, 1))")),
+])
+def test_truncated_normal_rejects_concrete_empty_interval(lower, upper, received):
+    _expect(ValueError, "truncated_normal accepts bounds with lower <= upper, but was given "
+            + received, lambda: jp.truncated_normal(STATE, lower, upper))

@@ -7,12 +7,19 @@ in docs/errors.md (generated from ``ROWS`` by
 raised at trace time, before anything is compiled, so the whole file runs in a few seconds.
 Rows marked ``gap`` pin behaviour listed under "Known gaps" in docs/errors.md (an unclear
 message): when it is fixed, update the row.
+
+``TRACED_ROWS`` are the bad values that are rejected only when concrete: each example draws
+with the value traced (under ``jit`` or ``vmap``) and must equal its visibly invalid result
+(NaN, -1). ``PYTHONPATH=. python tests/test_error_table.py --traced`` prints their table, and
+the test checks that docs/errors.md holds both generated tables verbatim.
 """
 
 from __future__ import annotations
 
 import inspect
+import os
 import re
+import sys
 from typing import NamedTuple
 
 import jax
@@ -49,6 +56,7 @@ HAIL_REAL = "accepts a Python float or int, or a real scalar array"
 HAIL_N = "n accepts a Python int in [1, 2**31), or an integer scalar array"
 X64 = "needs 64-bit types: enable them with jax.config.update('jax_enable_x64', True)"
 KEY = "fold_in_uids key accepts a typed jax.random key of jaxpmac.prng_impl"
+P_WEIGHTS = "accepts finite non-negative weights with a positive, finite sum"
 
 ROWS = [
     # -- key -------------------------------------------------------------------------------
@@ -255,7 +263,15 @@ ROWS = [
            ("bounds not broadcastable to shape", "jp.truncated_normal(S, jnp.zeros(2), 1.0, (3,))",
             ValueError, "truncated_normal parameters must broadcast to shape (3,)"),
            ("int dtype", "jp.truncated_normal(S, 0.0, 1.0, dtype=jnp.int32)", TypeError,
-            f"truncated_normal {FLOAT}")),
+            f"truncated_normal {FLOAT}"),
+           ("lower > upper", "jp.truncated_normal(S, 1.0, 0.0, (3,))", ValueError,
+            "truncated_normal accepts bounds with lower <= upper, but was given lower 1.0 and "
+            "upper 0.0"),
+           ("lower > upper in one element", "jp.truncated_normal(S, np.array([0., 2.]), 1.0)",
+            ValueError, "but was given lower 2.0 and upper 1.0 (at broadcast index (1,))"),
+           ("lower > upper, closed over under jit",
+            "jax.jit(lambda: jp.truncated_normal(S, 1.0, -1.0))()", ValueError,
+            "but was given lower 1.0 and upper -1.0")),
     *_rows("multivariate_normal",
            ("state not an RNGState", "jp.multivariate_normal(0, jnp.zeros(2), jnp.eye(2))",
             TypeError, f"multivariate_normal {STATE}"),
@@ -348,6 +364,23 @@ ROWS = [
            ("p of the wrong length", "jp.choice(S, 5, (2,), p=np.ones(4))", ValueError,
             "choice p must have shape (5,) to match a, but was given shape (4,)"),
            ("str p", "jp.choice(S, 5, (2,), p='x')", TypeError, f"choice p {REAL} str 'x'"),
+           ("negative weight in p", "jp.choice(S, 3, (8,), p=np.array([-1., 1., 1.]))",
+            ValueError, f"choice p {P_WEIGHTS}, but was given p[0] = -1.0"),
+           ("all-zero p", "jp.choice(S, 3, (2,), p=np.zeros(3))", ValueError,
+            "but was given all-zero weights"),
+           ("NaN in p", "jp.choice(S, 3, (2,), p=jnp.array([1., jnp.nan, 1.]))", ValueError,
+            "but was given p[1] = nan"),
+           ("inf in p", "jp.choice(S, 3, (2,), replace=False, p=np.array([1., np.inf, 1.]))",
+            ValueError, "but was given p[1] = inf"),
+           ("sum of p overflows", "jp.choice(S, 2, (2,), p=np.full(2, 3e38))", ValueError,
+            "but was given weights whose sum overflows float32 (rescale p)"),
+           ("negative weight, closed over under jit",
+            "jax.jit(lambda: jp.choice(S, 3, (2,), p=np.array([1., -1., 1.])))()", ValueError,
+            "but was given p[1] = -1.0"),
+           ("fewer positive weights than draws without replacement",
+            "jp.choice(S, 3, (2,), replace=False, p=np.array([1., 0., 0.]))", ValueError,
+            "choice without replacement draws at most as many entries as p has positive "
+            "weights, but p has 1 and shape (2,) asks for 2"),
            ("axis out of range", "jp.choice(S, np.ones((2, 3)), (2,), axis=2)", ValueError,
             "choice axis 2 is out of range for an array of 2 dimensions"),
            ("float axis", "jp.choice(S, np.ones((2, 3)), (2,), axis=1.0)", TypeError,
@@ -499,6 +532,41 @@ ROWS = [
             TypeError, "rand_int64 returns int64, which needs 64-bit types")),
 ]
 
+
+class TracedRow(NamedTuple):
+    """A bad value that only a concrete argument lets us reject: traced, it gives a visibly
+    invalid output instead (docs/errors.md, "Bad values under jit and vmap")."""
+    function: str
+    bad_input: str
+    example: str       # a Python expression: the draw, with the bad value traced
+    result: str        # a Python expression equal to the draw (NaN equal to NaN)
+
+
+INT32_MIN = "np.iinfo(np.int32).min"
+
+TRACED_ROWS = [
+    TracedRow("truncated_normal", "lower > upper",
+              "jax.jit(lambda lo: jp.truncated_normal(S, lo, 0.0, (3,)))(1.0)",
+              "[np.nan, np.nan, np.nan]"),
+    TracedRow("truncated_normal", "lower > upper in one element (vmap)",
+              "jax.vmap(lambda lo: jp.truncated_normal(S, lo, -1.0))(jnp.array([0., -1.]))",
+              "[np.nan, -1.0]"),
+    TracedRow("choice", "negative weight in p (int a)",
+              "jax.jit(lambda p: jp.choice(S, 3, (4,), p=p))(jnp.array([-1., 1., 1.]))",
+              "[-1, -1, -1, -1]"),
+    TracedRow("choice", "all-zero p (float array a)",
+              "jax.jit(lambda p: jp.choice(S, jnp.arange(3.), (2,), p=p))(jnp.zeros(3))",
+              "[np.nan, np.nan]"),
+    TracedRow("choice", "NaN in p (int32 array a)",
+              "jax.vmap(lambda p: jp.choice(S, jnp.arange(3), (2,), p=p))"
+              "(jnp.array([[1., jnp.nan, 1.]]))",
+              f"[[{INT32_MIN}, {INT32_MIN}]]"),
+    TracedRow("choice", "fewer positive weights than draws without replacement",
+              "jax.jit(lambda p: jp.choice(S, 3, (2,), replace=False, p=p))"
+              "(jnp.array([1., 0., 0.]))",
+              "[-1, -1]"),
+]
+
 NAMESPACE = {"jax": jax, "jnp": jnp, "np": np, "jp": jp, "hail": hail}
 
 
@@ -515,6 +583,21 @@ def test_error_row(row):
     call = eval(f"lambda: {row.example}", _namespace())  # noqa: S307 -- the table's own text
     with pytest.raises(row.error, match=re.escape(row.message)):
         call()
+
+
+@pytest.mark.parametrize("row", TRACED_ROWS,
+                         ids=[f"{r.function}: {r.bad_input}" for r in TRACED_ROWS])
+def test_traced_row(row):
+    ns = _namespace()
+    np.testing.assert_array_equal(eval(row.example, ns), eval(row.result, ns))  # noqa: S307
+
+
+def test_docs_show_the_generated_tables():
+    with open(DOC, encoding="utf-8") as doc:
+        text = doc.read()
+    assert markdown_table() in text and traced_table() in text, (
+        "regenerate the tables in docs/errors.md: PYTHONPATH=. python tests/test_error_table.py"
+        " [--traced]")
 
 
 def _rand_names():
@@ -547,6 +630,10 @@ def test_rows_are_unique_and_well_formed():
     for row in ROWS:
         assert row.error in (TypeError, ValueError, RuntimeError)
         assert row.message and "|" not in row.example + row.message + row.bad_input
+    traced = [(row.function, row.bad_input) for row in TRACED_ROWS]
+    assert len(traced) == len(set(traced))
+    for row in TRACED_ROWS:
+        assert "|" not in row.example + row.result + row.bad_input
 
 
 def markdown_table() -> str:
@@ -560,5 +647,17 @@ def markdown_table() -> str:
     return "\n".join(lines)
 
 
+def traced_table() -> str:
+    """docs/errors.md's table of bad values under jit and vmap: one line per ``TRACED_ROWS``."""
+    lines = ["| function | bad value (traced) | example | result |", "|---|---|---|---|"]
+    for row in TRACED_ROWS:
+        lines.append(f"| `{row.function}` | {row.bad_input} | `{row.example}` | "
+                     f"`{row.result}` |")
+    return "\n".join(lines)
+
+
+DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs",
+                   "errors.md")
+
 if __name__ == "__main__":
-    print(markdown_table())
+    print(traced_table() if sys.argv[1:] == ["--traced"] else markdown_table())

@@ -271,3 +271,57 @@ def test_bad_input():
         jp.permutation(s, jnp.ones((2, 2)), axis=2)
     with pytest.raises(TypeError, match="poisson dtype"):
         jp.poisson(s, 1.0, (2,), jnp.float32)
+
+
+class InvalidTracedValuesTest(chex.TestCase):
+    """Values that can only be checked when concrete (tests/test_bad_input.py): traced ones
+    give an output that is visibly invalid, never a valid-looking draw. The variants jit the
+    vmapped function, or not; either way the parameters are traced by vmap."""
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_truncated_normal_traced_empty_interval_is_nan(self):
+        state = jp.key(6)
+        lower = jnp.array([-1.0, 1.0, 0.5, 2.0, -jnp.inf])
+        upper = jnp.array([1.0, 0.0, 0.5, 2.0, -jnp.inf])
+        x = self.variant(jax.vmap(lambda lo, hi: jp.truncated_normal(state, lo, hi, (3,))))(
+            lower, upper)
+        np.testing.assert_allclose(x[0], jp.truncated_normal(state, -1.0, 1.0, (3,)),
+                                   rtol=2e-6)
+        assert np.isnan(x[1]).all()                          # lower > upper
+        np.testing.assert_array_equal(x[2:], np.repeat(lower[2:, None], 3, axis=1))
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_truncated_normal_equal_bounds_give_that_value(self):
+        bound = jnp.array([-2.5, 0.0, 1.5, 40.0, jnp.inf, -jnp.inf])
+        x = self.variant(lambda b: jp.truncated_normal(jp.key(1), b, b, (2, 6)))(bound)
+        np.testing.assert_array_equal(x, np.broadcast_to(bound, (2, 6)))
+        half = self.variant(lambda: jp.truncated_normal(jp.key(1), 0.3, 0.3, (2,),
+                                                        jnp.bfloat16))()
+        np.testing.assert_array_equal(half, jnp.full((2,), 0.3, jnp.bfloat16))
+
+    @chex.variants(with_jit=True, without_jit=True)
+    @parameterized.named_parameters(("with_replacement", True), ("without", False))
+    def test_choice_traced_invalid_weights_are_flagged(self, replace):
+        state = jp.key(8)
+        good = jnp.array([1.0, 0.0, 2.0, 3.0])
+        p = jnp.stack([good, jnp.array([1.0, -1.0, 1.0, 1.0]), jnp.zeros(4),
+                       jnp.array([1.0, jnp.nan, 1.0, 1.0]), jnp.array([1.0, jnp.inf, 0.0, 0.0]),
+                       jnp.full(4, 3e38), jnp.array([0.0, 0.0, 0.0, 1.0])])
+        draw = self.variant(jax.vmap(lambda p: (
+            jp.choice(state, 4, (2,), replace=replace, p=p),
+            jp.choice(state, jnp.arange(4.0) + 10, (2,), replace=replace, p=p),
+            jp.choice(state, jnp.arange(8, dtype=jnp.int32).reshape(2, 4), (2,),
+                      replace=replace, p=p, axis=1))))
+        index, floats, ints = (np.asarray(x) for x in draw(p))
+        np.testing.assert_array_equal(index[0], jp.choice(state, 4, (2,), replace=replace,
+                                                          p=good))
+        np.testing.assert_array_equal(floats[0], index[0] + 10.0)
+        np.testing.assert_array_equal(ints[0], np.stack([index[0], index[0] + 4]))
+        # Rows 1-5 are invalid either way; row 6 has one positive weight, enough only with
+        # replacement.
+        invalid = [1, 2, 3, 4, 5] if replace else [1, 2, 3, 4, 5, 6]
+        np.testing.assert_array_equal(index[invalid], -1)
+        assert np.isnan(floats[invalid]).all()
+        np.testing.assert_array_equal(ints[invalid], np.iinfo(np.int32).min)
+        if replace:
+            np.testing.assert_array_equal(index[6], 3)
