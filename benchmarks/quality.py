@@ -35,6 +35,13 @@ CHUNK_WORDS = 1 << 20
 INTERLEAVED = 64
 
 
+def _at(draw, offset: int) -> np.ndarray:
+    """``draw`` at a stream offset that may pass 2**32: a traced offset that large needs a
+    uint64 scalar, so these draws run with x64 on (same bits: SPEC section 1)."""
+    with jax.enable_x64(True):
+        return np.asarray(draw(np.uint64(offset)))
+
+
 def _interleave(states_bits) -> np.ndarray:
     return np.asarray(states_bits).T.reshape(-1)
 
@@ -46,7 +53,7 @@ def _chunks_of_interleaved(make_state, n_streams: int):
         lambda i: jp.bits(make_state(i), (words_each,), offset=offset))(jnp.arange(n_streams)))
     offset = 0
     while True:
-        yield _interleave(draw(jnp.uint32(offset)))
+        yield _interleave(_at(draw, offset))
         offset += words_each
 
 
@@ -55,7 +62,7 @@ def _long_stream():
     draw = jax.jit(lambda offset: jp.bits(state, (CHUNK_WORDS,), offset=offset))
     offset = 0
     while True:
-        yield np.asarray(draw(jnp.uint32(offset)))
+        yield _at(draw, offset)
         offset += CHUNK_WORDS
 
 
@@ -89,7 +96,7 @@ def _adjacent_labels():
         for label in range(STATIC_LABELS)]
     offset = 0
     while True:
-        yield _interleave([d(jnp.uint32(offset)) for d in draws])
+        yield _interleave([_at(d, offset) for d in draws])
         offset += CHUNK_WORDS // STATIC_LABELS
 
 
