@@ -56,7 +56,9 @@ def symmetric_unit(word: jax.Array, dtype) -> tuple[jax.Array, jax.Array]:
     """``(upper, p)``: a uniform ``u`` in ``(0, 1)`` as its half (``upper``: ``u > 1/2``, the top
     bit) and its distance ``p`` in ``(0, 1/2]`` from the nearer end: ``u = p`` or ``1 - p``.
 
-    ``p = (k + 1/2) * 2**-W`` for the word's low ``W - 1`` bits ``k`` (``W`` = 32 or 64), so
+    ``p = (k + 1/2) * 2**-W`` for the word's low ``W - 1`` bits ``k`` (``W`` = 32 or 64),
+    computed in ``dtype`` (``k`` converted to ``dtype``, then ``+ 1/2``, each rounding to
+    nearest; exact while ``k < 2**m``, ``m`` = mantissa bits), so
     ``p`` keeps full relative precision near 0: functions of ``u`` evaluated through ``p``
     (``log(u) = log(p)`` or ``log1p(-p)``) are accurate in *both* tails, down to
     ``p = 2**-33`` (float32 computation) or ``2**-65`` (float64).
@@ -76,8 +78,10 @@ def log_unit_pair(word: jax.Array, dtype) -> tuple[jax.Array, jax.Array]:
 
 
 def open_unit(word: jax.Array, dtype) -> jax.Array:
-    """A uniform in the open interval ``(0, 1)``: ``(top m+1 bits + 1/2) * 2**-(m+1)``."""
-    nbits = jnp.finfo(dtype).nmant + 1
+    """A uniform in the open interval ``(0, 1)``: ``(top m bits + 1/2) * 2**-m``, exact in
+    ``dtype`` (``m`` = mantissa bits; with ``m + 1`` bits ``k + 1/2`` would round, to 1.0 at
+    the top)."""
+    nbits = jnp.finfo(dtype).nmant
     word_bits = word.dtype.itemsize * 8
     k = word >> np.array(word_bits - nbits, word.dtype)
     return (k.astype(dtype) + np.array(0.5, dtype)) * np.array(2.0 ** -nbits, dtype)
