@@ -117,6 +117,9 @@ def uniform(state, shape=(), dtype=None, minval=0.0, maxval=1.0, *, precise=Fals
       included -- appears with exactly its probability (the width of the interval it
       represents). Element ``i`` reads 64-bit word ``i`` (float64: words ``2i``, ``2i+1``); the
       rare continuation (probability ``<= 2**-41``) comes from a labelled sub-stream.
+      Backends that flush subnormals to zero (XLA's CPU backend does, in every compiled
+      computation) return 0 for the subnormal results (total probability ``2**-126`` in
+      float32, ``2**-1022`` in float64).
 
     The unit value ``u`` maps to ``u * (maxval - minval) + minval`` in ``dtype``, clamped to
     ``[minval, nextafter(maxval, -inf)]``; this affine map rounds to nearest, so outside
