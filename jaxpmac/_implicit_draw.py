@@ -7,14 +7,15 @@ of the enclosing ``vmap``\\ s, its ``k`` lane indices (outermost vmap first). Th
 (:mod:`jaxpmac._implicit_table`, :mod:`jaxpmac._implicit_eval`) later gives each draw equation its
 site state; the lanes and loop indices are its dynamic words.
 
-How lanes are recorded: when a keyless draw is traced, it walks the chain of traces from the
-current one up to the ``randomized`` root and, for every ``vmap`` (``BatchTrace``) on the way,
-takes that vmap's lane index (an ``iota`` batched along the vmap axis) as an operand. A draw
-inside a ``scan``/``cond``/``while`` body under ``vmap`` therefore closes over the lane, which
-makes JAX batch the loop even when nothing else in it is batched (otherwise every example would
-share one draw). ``draw_p``'s batching rule moves batch axes to the front (outer vmaps before
-inner ones); as a safety net, a vmap the draw did not see when traced (a sub-jaxpr JAX reused
-from a cache) is recorded by the batching rule itself, which prepends that vmap's lane.
+How lanes are recorded: only by ``draw_p``'s batching rule. A keyless draw is traced without
+any lanes (``uids`` of shape ``(0,)``), whatever ``vmap``\\ s surround it, so its trace does not
+depend on where it is traced and JAX may reuse it anywhere (JAX caches the traces of ``jit``\\ ted
+functions and loop bodies by function identity). Each ``vmap`` between the draw and the
+``randomized`` root then prepends its lane index (an ``iota`` along its axis) when it batches the
+draw: ``draw_p`` is a "fancy" batching primitive, whose rule JAX calls even when no operand is
+batched, and JAX's ``scan``/``while``/``cond``/``jit``/``checkpoint`` batching rules batch their
+sub-jaxprs (so reach the draw) even when none of their inputs is batched. Vmaps batch from the
+inside out, so the lanes end up outermost first.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ import numpy as np
 from jax import lax
 from jax._src import config as jax_config
 from jax._src import core as jcore
-from jax._src import source_info_util
 from jax._src.ad_util import Zero
 from jax._src.interpreters import ad, batching
 from jax.extend.core import Primitive
@@ -73,11 +73,12 @@ class _Roots(threading.local):
 
 _ROOTS = _Roots()
 
-# JAX caches traced sub-jaxprs (jit, scan bodies) by function and shapes. A keyless draw's jaxpr
-# may close over the lanes of the vmaps around it, so a jaxpr traced for one randomized call must
-# never be reused by another: each call traces under a fresh value of this trace-context option,
-# which is part of JAX's cache keys. (Only tracing misses the caches; the explicit samplers run
-# afterwards, outside it.)
+# JAX caches traced sub-jaxprs (jit, scan bodies) by function and shapes. Within one randomized
+# call that reuse is harmless (a draw's trace holds no lanes; see the module docstring), but a
+# jaxpr holding draws must never be reused outside a randomized call, where no pass elaborates
+# it: each call traces under a fresh value of this trace-context option, which is part of JAX's
+# cache keys, so a later plain call of the same function retraces and its keyless draw raises.
+# (Only tracing misses the caches; the explicit samplers run afterwards, outside it.)
 _TRACE_TOKEN = jax_config.int_state(
     "jaxpmac_implicit_trace_token", 0,
     "Internal to jaxpmac.randomized: distinguishes the traces of randomized calls.",
@@ -87,37 +88,14 @@ _TOKENS = itertools.count(1)
 
 @contextlib.contextmanager
 def root_context():
-    """Marks the current trace as the root of a ``randomized`` function's tracing."""
+    """Marks the dynamic extent of a ``randomized`` function's tracing (keyless draws work only
+    inside it), under a fresh trace token."""
     with _TRACE_TOKEN(next(_TOKENS)):
-        frame = {"trace": jcore.trace_ctx.trace, "lanes": {}}
-        _ROOTS.stack.append(frame)
+        _ROOTS.stack.append(jcore.trace_ctx.trace)
         try:
-            yield frame
+            yield
         finally:
             _ROOTS.stack.pop()
-
-
-def _lane(frame: dict, batch_trace) -> jax.Array:
-    """The lane index of ``batch_trace``'s vmap: ``iota`` batched along its axis (memoized per
-    vmap so one lane value serves every draw under it)."""
-    key = id(batch_trace)
-    if key not in frame["lanes"]:
-        with jcore.set_current_trace(batch_trace.parent_trace):
-            iota = lax.iota(jnp.int32, int(batch_trace.axis_data.size))
-        frame["lanes"][key] = (batch_trace, batching.BatchTracer(
-            batch_trace, iota, 0, source_info_util.current()))
-    return frame["lanes"][key][1]
-
-
-def _enclosing_lanes(frame: dict) -> list:
-    """Lane indices of the vmaps between the current trace and the root, outermost first."""
-    traces = []
-    trace = jcore.trace_ctx.trace
-    while trace is not None and trace is not frame["trace"]:
-        if isinstance(trace, batching.BatchTrace):
-            traces.append(trace)
-        trace = getattr(trace, "parent_trace", None)
-    return [_lane(frame, t) for t in reversed(traces)]
 
 
 # -- the primitive ---------------------------------------------------------------------------
@@ -145,7 +123,7 @@ def _draw_batcher(axis_data, vals, dims, *, batch_ndim, **params):
     # Batch axes live at the front, outer vmaps first: this (outer) vmap's axis goes to 0.
     operands = [batching.bdim_at_front(x, d, size) for x, d in zip(operands, operand_dims)]
     if uids_dim is None:
-        # A vmap this draw did not see when traced: record its lane here (outermost position).
+        # This vmap's lane, outside every lane recorded so far (those of inner vmaps).
         uids = batching.bdim_at_front(uids, None, size)
         lane = lax.broadcast_in_dim(lax.iota(jnp.int32, size), uids.shape[:-1] + (1,), (0,))
         uids = lax.concatenate([lane, uids], uids.ndim - 1)
@@ -184,6 +162,29 @@ def _static_value(value, *, name: str, sampler_name: str):
     return value
 
 
+def _abstract(x) -> jax.ShapeDtypeStruct:
+    return jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x))
+
+
+def _check_concrete_values(sample: Callable, operands: list) -> None:
+    """Runs the explicit sampler's checks of the *values* of concrete array arguments (NumPy
+    arrays and scalars, concrete jax arrays): ``randint``'s bounds against its dtype,
+    ``truncated_normal``'s ``lower <= upper``, ``choice``'s weights, ... Once bound, an operand
+    may be traced (batched by a vmap, or under jit) by the time the explicit sampler sees it,
+    which could then only clip or flag it, so the explicit sampler is traced here (abstractly,
+    nothing is computed) with the concrete operands closed over, as the explicit call
+    ``jaxpmac.<sampler>(state, ...)`` would see them."""
+    concrete = [not isinstance(x, jcore.Tracer) for x in operands]
+    if not any(concrete):
+        return
+
+    def with_concrete(*traced):
+        rest = iter(traced)
+        return sample(*[x if c else next(rest) for x, c in zip(operands, concrete)])
+
+    jax.eval_shape(with_concrete, *[_abstract(x) for x, c in zip(operands, concrete) if not c])
+
+
 def split_kwargs(static, operand_names, operands) -> dict[str, Any]:
     """The sampler's keyword arguments from a draw's static params and array operands."""
     kwargs = dict(static)
@@ -199,7 +200,6 @@ def draw(sampler_name: str, **kwargs) -> jax.Array:
             "function transformed by jaxpmac.randomized (which threads the state), but was "
             f"called outside one. Wrap the function: jaxpmac.randomized(f)(state, ...), or call "
             f"the explicit sampler with a state.")
-    frame = _ROOTS.stack[-1]
     operand_names, operands, static = [], [], []
     for name, value in kwargs.items():
         if isinstance(value, (list, tuple)) and any(_is_array(v) for v in value):
@@ -217,10 +217,10 @@ def draw(sampler_name: str, **kwargs) -> jax.Array:
 
     # Validates the arguments now (the sampler's own TypeErrors/ValueErrors) and gives the
     # output's shape and dtype.
-    out = jax.eval_shape(sample, *[jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x))
-                                   for x in operands])
-    lanes = _enclosing_lanes(frame)
-    uids = jnp.stack(lanes) if lanes else jnp.zeros((0,), jnp.int32)
+    out = jax.eval_shape(sample, *[_abstract(x) for x in operands])
+    _check_concrete_values(sample, operands)
+    # No lanes yet: each vmap around this draw adds its own in draw_p's batching rule.
+    uids = jnp.zeros((0,), jnp.int32)
     return draw_p.bind(*operands, uids, sampler=sampler_name, static=static,
                        operand_names=tuple(operand_names), base_shape=tuple(out.shape),
                        dtype=np.dtype(out.dtype), batch_ndim=0)

@@ -529,7 +529,14 @@ ROWS = [
            ("bad Hail argument", "jp.randomized(lambda: jp.rand.hail_rand_int32(0))(S)",
             ValueError, f"rand_int32 {HAIL_N}"),
            ("hail_rand_int64 with x64 off", "jp.randomized(lambda: jp.rand.hail_rand_int64())(S)",
-            TypeError, "rand_int64 returns int64, which needs 64-bit types")),
+            TypeError, "rand_int64 returns int64, which needs 64-bit types"),
+           ("concrete array bound out of the dtype's range",
+            "jp.randomized(lambda: jp.rand.randint((2,), 0, np.int32(300), jnp.int8))(S)",
+            ValueError, "randint maxval must lie in [-128, 128] for dtype int8"),
+           ("concrete array bound out of range, under vmap",
+            "jp.randomized(lambda: jax.vmap(lambda i: jp.rand.randint((2,), 0, np.int32(300), "
+            "jnp.int8))(jnp.arange(2)))(S)",
+            ValueError, "randint maxval must lie in [-128, 128] for dtype int8")),
 ]
 
 

@@ -177,3 +177,36 @@ class ImplicitTest(chex.TestCase):
             jp.randomized(lambda: jp.rand.normal())(0)
         with pytest.raises(TypeError, match="uniform dtype"):
             jp.randomized(lambda: jp.rand.uniform((2,), jnp.int32))(KEY)
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_concrete_array_arguments_are_checked_like_the_explicit_sampler(self):
+        # Concrete array arguments (NumPy values, jax arrays made outside) get the explicit
+        # sampler's value checks, even where the bound operand is later batched or traced.
+        explicit = "randint maxval must lie in \\[-128, 128\\] for dtype int8"
+        with pytest.raises(ValueError, match=explicit):
+            jp.randint(KEY, (2,), 0, np.int32(300), jnp.int8)
+        outside = jnp.array([5, 300])
+        draws = {
+            "numpy scalar": lambda: jp.rand.randint((2,), 0, np.int32(300), jnp.int8),
+            "numpy array under vmap": lambda: jax.vmap(
+                lambda i: jp.rand.randint((2,), 0, np.array([5, 300]), jnp.int8))(jnp.arange(2)),
+            "jax array in a scan under vmap": lambda: jax.vmap(lambda i: lax.scan(
+                lambda c, _: (c, jp.rand.randint((2,), 0, outside, jnp.int8)), 0, None,
+                length=2)[1])(jnp.arange(2)),
+        }
+        for name, draw in draws.items():
+            with self.subTest(name), pytest.raises(ValueError, match=explicit):
+                self.variant(jp.randomized(draw))(KEY)
+        with pytest.raises(ValueError, match="truncated_normal accepts bounds with lower <= upper"):
+            self.variant(jp.randomized(lambda: jax.vmap(
+                lambda i: jp.rand.truncated_normal(np.float32(1.0), np.float32(0.0)))(
+                    jnp.arange(2))))(KEY)
+        # Traced bounds cannot be checked; they are clipped, as by the explicit sampler.
+        model = jp.randomized(lambda hi: jax.vmap(
+            lambda i: jp.rand.randint((64,), 0, hi, jnp.int8))(jnp.arange(2)))
+        out = np.asarray(self.variant(model)(KEY, jnp.int32(300)))
+        self.assertTrue((out >= 0).all() and out.max() > 64)
+        (site,) = model.sites(jnp.int32(300))
+        want = jax.vmap(lambda l: jax.jit(jp.randint, static_argnums=(1, 4))(
+            site.state(KEY).split(l), (64,), 0, jnp.int32(300), jnp.int8))(jnp.arange(2))
+        np.testing.assert_array_equal(out, want)
