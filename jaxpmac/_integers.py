@@ -390,19 +390,88 @@ def choice(state, a, shape=(), replace=True, p=None, axis=0, mode=None):
 
 # -- categorical -----------------------------------------------------------------------------
 
+_LOGITS_ACCEPTS = ("rows (along axis) without NaN, with at least one entry above -inf and at "
+                   "most one +inf")
+
+
+def _logit_rows_are_valid(logits, n_draws: int, replace: bool, xp=jnp):
+    """Per row (categories last) whether the logits define a distribution to draw ``n_draws``
+    categories from (``xp`` is ``jnp`` for traced logits or ``np`` for concrete): no NaN (it
+    would always win the argmax), an entry above ``-inf`` (or, without replacement, at least
+    ``n_draws`` of them: Gumbel top-k would otherwise return impossible categories), and at
+    most one ``+inf`` (several make softmax undefined; the argmax would pick the first)."""
+    possible = xp.sum(logits > -xp.inf, axis=-1)
+    return (~xp.any(xp.isnan(logits), axis=-1)
+            & (possible >= (1 if replace else n_draws))
+            & (xp.sum(logits == xp.inf, axis=-1) <= 1))
+
+
+def _row_name(row: tuple, axis: int) -> str:
+    """``logits[i, :, j]``: batch row ``row`` with the category axis put back at ``axis``."""
+    index = [str(i) for i in row]
+    index.insert(axis, ":")
+    return f"logits[{', '.join(index)}]"
+
+
+def _entry_name(index: tuple) -> str:
+    return f"logits[{', '.join(str(int(i)) for i in index)}]"
+
+
+def _first(bad) -> tuple:
+    """The row-major index of the first True in ``bad``."""
+    return tuple(int(i) for i in np.unravel_index(np.argmax(bad), bad.shape))
+
+
+def _check_concrete_logits(logits, *, axis: int, shape: tuple, n_draws: int, replace: bool,
+                           dtype) -> None:
+    """ValueError for concrete logits (converted to ``dtype`` on the host, so a closed-over
+    constant is checked under ``jit`` too) with a row that :func:`_logit_rows_are_valid`
+    rejects, naming the first offending entry or row (indices into ``logits`` as given)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = np.asarray(logits).astype(dtype)
+        rows = np.moveaxis(values, axis, -1)
+        valid = _logit_rows_are_valid(rows, n_draws, replace, xp=np)
+    if valid.all():
+        return
+    possible = np.sum(rows > -np.inf, axis=-1)
+    several_inf = np.sum(rows == np.inf, axis=-1) > 1
+    if np.isnan(values).any():
+        received = f"{_entry_name(_first(np.isnan(values)))} = nan"
+    elif (possible == 0).any():
+        received = f"only -inf in {_row_name(_first(possible == 0), axis)}"
+    elif several_inf.any():
+        row = _first(several_inf)
+        first, second = (_entry_name(row[:axis] + (int(k),) + row[axis:])
+                         for k in np.flatnonzero(rows[row] == np.inf)[:2])
+        received = (f"{first} = inf and {second} = inf in one row (several +inf make softmax "
+                    f"undefined)")
+    else:
+        row = _first(possible < n_draws)
+        raise ValueError(f"categorical without replacement draws at most as many categories "
+                         f"as a row of logits has entries above -inf, but "
+                         f"{_row_name(row, axis)} has {int(possible[row])} and shape {shape} "
+                         f"asks for {n_draws}")
+    raise ValueError(f"categorical logits accepts {_LOGITS_ACCEPTS}, but was given {received}")
+
+
 @partial(jax.jit, static_argnames=("shape", "replace"))
 def _categorical_impl(state, logits, *, shape, replace):
+    """Category indices of ``shape``; -1 for the draws of every row that
+    :func:`_logit_rows_are_valid` rejects (it can only be checked here when traced)."""
     # logits: batch_shape + (n_categories,), categories last.
     batch_shape, n_categories = logits.shape[:-1], logits.shape[-1]
     if replace:
         noise_shape = shape + (n_categories,)
         noise = _simple_continuous.unit_transform_flat(
             state, math.prod(noise_shape), logits.dtype, "gumbel").reshape(noise_shape)
-        return jnp.argmax(logits + noise, axis=-1)
+        index = jnp.argmax(logits + noise, axis=-1)
+        # The batch shape broadcasts to the end of shape, so the row flags do too.
+        return jnp.where(_logit_rows_are_valid(logits, 1, True), index, -1)
     n_draws = math.prod(shape[:len(shape) - len(batch_shape)])
     noise = _simple_continuous.unit_transform_flat(
         state, math.prod(logits.shape), logits.dtype, "gumbel").reshape(logits.shape)
     top = lax.top_k(logits + noise, n_draws)[1]          # batch_shape + (n_draws,)
+    top = jnp.where(_logit_rows_are_valid(logits, n_draws, False)[..., None], top, -1)
     return jnp.moveaxis(top, -1, 0).reshape(shape)
 
 
@@ -416,6 +485,17 @@ def categorical(state, logits, axis=-1, shape=None, replace=True, mode=None):
     in row-major order of the logits with categories last) and the top ``k`` indices, ``k``
     the product of the leading dimensions of ``shape`` beyond the batch shape. The noise is
     computed in float32 (float64 with x64 and float64 logits).
+
+    Every row of ``logits`` (the entries along ``axis`` for one batch index) must define a
+    distribution: no NaN, at least one entry above ``-inf`` (without replacement, at least as
+    many as the draws per row) and at most one ``+inf`` (a single ``+inf`` is a point mass on
+    that category; several make ``softmax`` undefined). Concrete logits (NumPy arrays, jax
+    arrays outside ``jit``/``vmap``, constants closed over under ``jit``) that break this are a
+    ``ValueError`` naming the first offending entry or row. Traced logits cannot be checked at
+    trace time, so every draw from an invalid row is ``-1`` instead (never a valid index); the
+    other rows draw as usual. This differs on purpose from ``jax.random.categorical``, which
+    always draws a NaN logit, draws category 0 from a row of only ``-inf``, and the first of
+    several ``+inf``.
 
     Args:
         state: an :class:`RNGState`.
@@ -440,6 +520,7 @@ def categorical(state, logits, axis=-1, shape=None, replace=True, mode=None):
                         f"{_inputs.describe(replace)}")
     dtype = (jnp.float64 if args.x64_enabled() and getattr(logits, "dtype", None) == jnp.float64
              else jnp.float32)
+    logits_given = logits  # checked on the host when concrete (under jit, logits is traced)
     logits = args.real_param(logits, name="categorical logits", dtype=dtype)
     if logits.ndim == 0:
         raise ValueError("categorical logits must have at least one dimension, but was given "
@@ -474,5 +555,9 @@ def categorical(state, logits, axis=-1, shape=None, replace=True, mode=None):
         if logits.shape[-1] == 0 and math.prod(shape):
             raise ValueError("categorical needs at least one category")
         return jnp.zeros(shape, jnp.int64 if args.x64_enabled() else jnp.int32)
+    if _is_concrete(logits_given):
+        _check_concrete_logits(logits_given, axis=axis, shape=tuple(shape),
+                               n_draws=math.prod(shape[:len(shape) - len(batch_shape)]),
+                               replace=bool(replace), dtype=dtype)
     return _categorical_impl(hashed(state), logits, shape=tuple(shape),
                              replace=bool(replace))

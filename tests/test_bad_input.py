@@ -204,3 +204,49 @@ def test_choice_without_replacement_needs_enough_positive_weights():
 def test_truncated_normal_rejects_concrete_empty_interval(lower, upper, received):
     _expect(ValueError, "truncated_normal accepts bounds with lower <= upper, but was given "
             + received, lambda: jp.truncated_normal(STATE, lower, upper))
+
+
+# -- categorical logits: rows that define no distribution ------------------------------------
+LOGITS_ACCEPTS = re.escape("categorical logits accepts rows (along axis) without NaN, with at "
+                           "least one entry above -inf and at most one +inf, but was given ")
+
+
+@pytest.mark.parametrize("logits,axis,received", [
+    (np.array([0.0, np.nan, 0.0]), -1, r"logits\[1\] = nan"),
+    (jnp.array([[0.0, 1.0], [2.0, jnp.nan]]), 0, r"logits\[1, 1\] = nan"),  # concrete jax array
+    (np.full(3, -np.inf), -1, re.escape("only -inf in logits[:]")),
+    (np.array([[0.0, -np.inf], [-np.inf, -np.inf]]), 1, re.escape("only -inf in logits[1, :]")),
+    (np.array([[0.0, -np.inf], [-np.inf, -np.inf]]), 0, re.escape("only -inf in logits[:, 1]")),
+    (np.array([[0.0, 1.0, 2.0], [np.inf, 0.0, np.inf]]), -1,
+     re.escape("logits[1, 0] = inf and logits[1, 2] = inf in one row (several +inf make "
+               "softmax undefined)")),
+    pytest.param(np.array([1e300, 1e300]), -1, re.escape("logits[0] = inf and logits[1] = inf"),
+                 id="float64-overflowing-float32",  # jax warns when it casts them
+                 marks=pytest.mark.filterwarnings("ignore:overflow encountered in cast")),
+])
+@pytest.mark.parametrize("replace", [True, False])
+def test_categorical_rejects_concrete_invalid_logits(logits, axis, received, replace):
+    _expect(ValueError, LOGITS_ACCEPTS + received,
+            lambda: jp.categorical(STATE, logits, axis=axis, replace=replace))
+
+
+def test_categorical_without_replacement_needs_enough_possible_categories():
+    logits = np.array([[0.0, -np.inf, 1.0], [0.0, -np.inf, -np.inf]])
+    _expect(ValueError, re.escape("categorical without replacement draws at most as many "
+                                  "categories as a row of logits has entries above -inf, but "
+                                  "logits[1, :] has 1 and shape (2, 2) asks for 2"),
+            lambda: jp.categorical(STATE, logits, shape=(2, 2), replace=False))
+    # As many possible categories as draws is fine; with replacement -inf entries never matter.
+    first, second = jp.categorical(STATE, logits, replace=False).tolist()
+    assert first in (0, 2) and second == 0
+    assert sorted(jp.categorical(STATE, logits[0], shape=(2,), replace=False).tolist()) == [0, 2]
+    assert set(jp.categorical(STATE, logits[1], shape=(50,)).tolist()) == {0}
+
+
+def test_categorical_accepts_minus_inf_entries_and_a_single_plus_inf():
+    # Impossible categories next to possible ones, and a point mass, are distributions.
+    logits = np.array([[-np.inf, 0.0, -np.inf], [0.0, np.inf, -np.inf]])
+    for replace in (True, False):
+        np.testing.assert_array_equal(jp.categorical(STATE, logits, replace=replace), [1, 1])
+        np.testing.assert_array_equal(
+            jax.jit(lambda: jp.categorical(STATE, logits, replace=replace))(), [1, 1])

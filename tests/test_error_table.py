@@ -57,6 +57,8 @@ HAIL_N = "n accepts a Python int in [1, 2**31), or an integer scalar array"
 X64 = "needs 64-bit types: enable them with jax.config.update('jax_enable_x64', True)"
 KEY = "fold_in_uids key accepts a typed jax.random key of jaxpmac.prng_impl"
 P_WEIGHTS = "accepts finite non-negative weights with a positive, finite sum"
+LOGITS = ("categorical logits accepts rows (along axis) without NaN, with at least one entry "
+          "above -inf and at most one +inf")
 
 ROWS = [
     # -- key -------------------------------------------------------------------------------
@@ -427,7 +429,22 @@ ROWS = [
             "categorical without replacement draws at most 3 categories, but shape (4,) asks "
             "for 4"),
            ("no categories", "jp.categorical(S, np.zeros(0), shape=(2,))", ValueError,
-            "categorical needs at least one category")),
+            "categorical needs at least one category"),
+           ("NaN logit", "jp.categorical(S, jnp.array([0., jnp.nan, 0.]))", ValueError,
+            f"{LOGITS}, but was given logits[1] = nan"),
+           ("row of only -inf", "jp.categorical(S, np.array([[0., 1.], [-np.inf, -np.inf]]))",
+            ValueError, f"{LOGITS}, but was given only -inf in logits[1, :]"),
+           ("several +inf in one row", "jp.categorical(S, np.array([np.inf, 0., np.inf]))",
+            ValueError, "but was given logits[0] = inf and logits[2] = inf in one row (several "
+            "+inf make softmax undefined)"),
+           ("row of only -inf, closed over under jit",
+            "jax.jit(lambda: jp.categorical(S, np.full((3, 2), -np.inf), axis=0))()",
+            ValueError, "but was given only -inf in logits[:, 0]"),
+           ("fewer entries above -inf than draws without replacement",
+            "jp.categorical(S, np.array([0., -np.inf, 1.]), shape=(3,), replace=False)",
+            ValueError, "categorical without replacement draws at most as many categories as "
+            "a row of logits has entries above -inf, but logits[:] has 2 and shape (3,) asks "
+            "for 3")),
     # -- hail.rand_* -----------------------------------------------------------------------
     *_rows("hail.rand_unif",
            ("state not an RNGState", "hail.rand_unif(3)", TypeError, f"rand_unif {STATE} int 3"),
@@ -571,6 +588,22 @@ TRACED_ROWS = [
     TracedRow("choice", "fewer positive weights than draws without replacement",
               "jax.jit(lambda p: jp.choice(S, 3, (2,), replace=False, p=p))"
               "(jnp.array([1., 0., 0.]))",
+              "[-1, -1]"),
+    TracedRow("categorical", "NaN logit (only its row)",
+              "jax.jit(lambda l: jp.categorical(S, l))"
+              "(jnp.array([[0., -jnp.inf], [jnp.nan, 0.]]))",
+              "[0, -1]"),
+    TracedRow("categorical", "row of only -inf (vmap)",
+              "jax.vmap(lambda l: jp.categorical(S, l, shape=(2,)))"
+              "(jnp.array([[-jnp.inf, -jnp.inf]]))",
+              "[[-1, -1]]"),
+    TracedRow("categorical", "several +inf in one row",
+              "jax.jit(lambda l: jp.categorical(S, l, shape=(2,)))"
+              "(jnp.array([jnp.inf, 0., jnp.inf]))",
+              "[-1, -1]"),
+    TracedRow("categorical", "fewer entries above -inf than draws without replacement",
+              "jax.jit(lambda l: jp.categorical(S, l, shape=(2,), replace=False))"
+              "(jnp.array([0., -jnp.inf, -jnp.inf]))",
               "[-1, -1]"),
 ]
 

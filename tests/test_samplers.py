@@ -325,3 +325,37 @@ class InvalidTracedValuesTest(chex.TestCase):
         np.testing.assert_array_equal(ints[invalid], np.iinfo(np.int32).min)
         if replace:
             np.testing.assert_array_equal(index[6], 3)
+
+    @chex.variants(with_jit=True, without_jit=True)
+    @parameterized.named_parameters(("with_replacement", True), ("without", False))
+    def test_categorical_traced_invalid_rows_are_flagged(self, replace):
+        state, inf = jp.key(9), jnp.inf
+        good = jnp.array([0.0, 1.0, -inf, 2.0])
+        logits = jnp.stack([good, jnp.array([0.0, jnp.nan, 0.0, 0.0]), jnp.full(4, -inf),
+                            jnp.array([inf, 0.0, inf, 0.0]), jnp.array([0.0, inf, -inf, 0.0]),
+                            jnp.array([-inf, -inf, 3.0, -inf])])
+        # Rows 1-3 are invalid either way; row 5 has one possible category, enough only with
+        # replacement. Row 4's single +inf is a point mass.
+        invalid = [1, 2, 3] if replace else [1, 2, 3, 5]
+        valid = [row for row in range(len(logits)) if row not in invalid]
+
+        # One row per vmapped call.
+        draws = np.asarray(self.variant(jax.vmap(
+            lambda row: jp.categorical(state, row, shape=(2,), replace=replace)))(logits))
+        np.testing.assert_array_equal(
+            draws[0], jp.categorical(state, good, shape=(2,), replace=replace))
+        np.testing.assert_array_equal(draws[invalid], -1)
+        assert draws[4, 0] == 1
+        if replace:
+            np.testing.assert_array_equal(draws[4:], [[1, 1], [2, 2]])
+
+        # All rows in one call (categories along axis 0; without replacement each row needs
+        # 3 possible categories, as rows 0 and 4 have): only the invalid rows change.
+        fixed = logits.at[jnp.array(invalid)].set(0.0)
+        both = np.asarray(self.variant(jax.vmap(
+            lambda rows: jp.categorical(state, rows.T, axis=0, shape=(3, 6), replace=replace)))(
+                jnp.stack([logits, fixed])))
+        np.testing.assert_array_equal(
+            both[1], jp.categorical(state, fixed.T, axis=0, shape=(3, 6), replace=replace))
+        np.testing.assert_array_equal(both[0][:, invalid], -1)
+        np.testing.assert_array_equal(both[0][:, valid], both[1][:, valid])
