@@ -7,6 +7,7 @@ run-time cipher.
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import jax
@@ -106,15 +107,6 @@ def _as_dynamic(word: w.Word, shape, *, native: bool) -> w.Word:
     return jnp.broadcast_to(w.to_u64(word), shape) if native else w.to_pair(word, shape)
 
 
-def _select(index, words: Sequence[w.Word], shape, *, native: bool) -> w.Word:
-    """``words[index]`` for a traced ``index``."""
-    if native:
-        return lax.select_n(index, *[_as_dynamic(x, shape, native=True) for x in words])
-    pairs = [w.to_pair(x, shape) for x in words]
-    return w.Pair(lax.select_n(index, *[p.hi for p in pairs]),
-                  lax.select_n(index, *[p.lo for p in pairs]))
-
-
 def _zero_depending_on(words: Sequence[w.Word], shape, *, native: bool):
     """A zero word that depends on every dynamic word in ``words``.
 
@@ -130,64 +122,97 @@ def _zero_depending_on(words: Sequence[w.Word], shape, *, native: bool):
     return zero.astype(jnp.uint64) if native else w.Pair(zero, zero)
 
 
-def encrypt_rolled(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[w.Word],
-                   *, rounds: int = ROUNDS, native: bool = False) -> tuple[w.Word, ...]:
-    """Threefish-256 as a ``fori_loop`` over key-injection groups, four rounds unrolled inside.
+# Inputs of at most this many blocks take one round per step of the rolled loop, larger ones a
+# whole key-injection group (four rounds). Why: XLA's CPU backend compiles a while loop whose
+# carried state is under 1 kB as one kernel (its "small while loop" hoisting), so there the
+# number of steps costs nothing, and a one-round body is the smallest program: about half the
+# compile time of a four-round body. On larger inputs every step is a few kernel launches, and
+# four rounds a step run fastest.
+ONE_ROUND_STEP_MAX_BLOCKS = 8
 
-    Why: XLA's CPU backend emits a long unrolled chain of these word operations as one fusion
-    whose code recomputes shared subexpressions (a 20-round unrolled stream ran ~100x slower
-    than this loop, and so did one with an ``optimization_barrier`` after every group). Looping over injection groups bounds each fusion to four rounds; a
-    ``cond`` on the group's parity keeps the rotation amounts static. The key is static (it is
-    always the generator key); tweak and block words may be static or dynamic.
+
+def _rotl_u64(x: jax.Array, r: jax.Array) -> jax.Array:
+    """Rotation of ``uint64`` words by a traced amount in ``[1, 64)``.
+
+    Why the masks: XLA defines shifts by 64 or more as 0 and guards variable shifts with a
+    select; amounts masked to ``[0, 64)`` let LLVM drop the guard and emit one rotate
+    instruction, as fast as a static rotation.
     """
-    check_rounds(rounds)
+    r = r & np.uint64(63)
+    return (x << r) | (x >> ((np.uint64(64) - r) & np.uint64(63)))
+
+
+def _rolled_u64(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[w.Word],
+                rounds: int) -> tuple[jax.Array, ...]:
+    """:func:`encrypt_rolled` on ``uint64`` words (x64 enabled by the caller)."""
     shape = _dynamic_shape((*tweak, *block))
+    per_step = 1 if math.prod(shape) <= ONE_ROUND_STEP_MAX_BLOCKS else ROUNDS_PER_INJECTION
     ks, ts = key_schedule(tuple(key)), tweak_schedule(tuple(tweak))
     injections = rounds // ROUNDS_PER_INJECTION
-    # Every static term of every subkey, summed at trace time into one table row per injection,
-    # so the loop body reads a row instead of computing indices mod 5 and mod 3 (each scalar op
-    # is its own XLA kernel, and kernels are what a CPU compile spends its time on).
+    # Every static term of a step's subkey is summed at trace time into its table row; the
+    # dynamic tweak words are picked by index (0: none) from a short list of loop invariants.
     static_ts = [t if w.is_static(t) else 0 for t in ts]
-    table = [subkey(ks, static_ts, s) for s in range(injections)]
-    table_hi = np.array([[k >> 32 for k in row] for row in table], np.uint32)
-    table_lo = np.array([[k & w.MASK32 for k in row] for row in table], np.uint32)
-    dynamic_ts = [None if w.is_static(t) else t for t in ts]
+    dynamic_ts = {i: jnp.broadcast_to(w.to_u64(t), shape)
+                  for i, t in enumerate(ts) if not w.is_static(t)}
+    pick_of = {i: k + 1 for k, i in enumerate(dynamic_ts)}
+    choices = [jnp.zeros(shape, jnp.uint64), *dynamic_ts.values()]
+    steps = rounds // per_step
+    subkeys = np.zeros((steps, 4), np.uint64)      # zero on steps without an injection
+    tweak_picks = np.zeros((steps, 2), np.int32)   # dynamic tweak word added to words 1 and 2
+    rotations = np.zeros((steps, per_step, 2), np.uint64)
+    for step in range(steps):
+        first = step * per_step
+        rotations[step] = [ROTATIONS[(first + i) % 8] for i in range(per_step)]
+        if first % ROUNDS_PER_INJECTION == 0:
+            s = first // ROUNDS_PER_INJECTION
+            subkeys[step] = subkey(ks, static_ts, s)
+            tweak_picks[step] = (pick_of.get(s % 3, 0), pick_of.get((s + 1) % 3, 0))
 
-    def dynamic_tweak_term(index):
-        """``ts[index]`` where it is dynamic, else None (already in the table)."""
-        if all(t is None for t in dynamic_ts):
-            return None
-        return _select(index, [0 if t is None else t for t in dynamic_ts], shape, native=native)
+    def one_step(v, step_constants):
+        sub, picks, rotation = step_constants
+        v0, v1, v2, v3 = (x + sub[i] for i, x in enumerate(v))
+        if dynamic_ts:
+            v1 = v1 + lax.select_n(picks[0], *choices)
+            v2 = v2 + lax.select_n(picks[1], *choices)
+        for i in range(per_step):
+            v0 = v0 + v1
+            v1 = _rotl_u64(v1, rotation[i, 0]) ^ v0
+            v2 = v2 + v3
+            v3 = _rotl_u64(v3, rotation[i, 1]) ^ v2
+            v1, v3 = v3, v1
+        return (v0, v1, v2, v3), None
 
-    def dynamic_subkey(s):
-        row = w.Pair(jnp.asarray(table_hi)[s], jnp.asarray(table_lo)[s])
-        row = [w.Pair(row.hi[i], row.lo[i]) for i in range(4)]
-        if native:
-            row = [w.to_u64(x) for x in row]
-        for word, index in ((1, s % 3), (2, (s + 1) % 3)):
-            term = dynamic_tweak_term(index)
-            if term is not None:
-                row[word] = w.add(row[word], term)
-        return row
-
-    def even_group(v):
-        return tuple(four_rounds(list(v), 0))
-
-    def odd_group(v):
-        return tuple(four_rounds(list(v), ROUNDS_PER_INJECTION))
-
-    def group(s, v):
-        v = tuple(inject(list(v), dynamic_subkey(s)))
-        return lax.cond(s % 2 == 0, even_group, odd_group, v)
-
-    zero = _zero_depending_on((*tweak, *block), shape, native=native)
-    v = lax.fori_loop(0, injections, group,
-                      tuple(w.xor(_as_dynamic(x, shape, native=native), zero) for x in block))
+    zero = _zero_depending_on((*tweak, *block), shape, native=True)
+    v = tuple(jnp.broadcast_to(w.to_u64(x), shape) ^ zero for x in block)
+    v, _ = lax.scan(one_step, v, (subkeys, tweak_picks, rotations))
     return tuple(inject(list(v), subkey(ks, ts, injections)))
 
 
-# Whether the rolled (CPU) lowering of pair words may compute on uint64 (see encrypt_words).
-ROLLED_ON_UINT64 = hasattr(jax, "enable_x64")
+def encrypt_rolled(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[w.Word],
+                   *, rounds: int = ROUNDS, native: bool = False) -> tuple[w.Word, ...]:
+    """Threefish-256 as a ``lax.scan`` over steps of rounds, computed on ``uint64`` words.
+
+    The lowering for XLA's CPU backend, which emits a long unrolled chain of word operations as
+    fusions that recompute shared subexpressions (a 20-round unrolled stream ran ~100x slower
+    than a loop). Each step adds its subkey (zero between injections) and runs one or four
+    rounds; the rotation amounts and subkey rows are per-step tables, so the body is one
+    straight chain with no ``cond`` (half the program of a body with a branch per group
+    parity). The key is static (it is always the generator key); tweak and block words may be
+    static or dynamic.
+
+    It computes on ``uint64`` even when ``native`` is False (x64 off): a pair add is five
+    32-bit ops and a rotation six, against one each on uint64 lanes, and XLA's CPU backend has
+    them. Enabling x64 for this trace only changes the element type inside the compiled
+    program; inputs and outputs stay ``Pair`` words, with the pair path's bits.
+    """
+    check_rounds(rounds)
+    if native:
+        return _rolled_u64(key, tweak, block, rounds)
+    shape = _dynamic_shape((*tweak, *block))
+    with jax.enable_x64(True):
+        wide = _rolled_u64(key, [x if w.is_static(x) else w.to_u64(x) for x in tweak],
+                           [x if w.is_static(x) else w.to_u64(x) for x in block], rounds)
+        return tuple(w.to_pair(x, shape) for x in wide)
 
 
 def prefer_rolled() -> bool:
@@ -212,25 +237,8 @@ def encrypt_words(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[w
     """
     if all(w.is_static(x) for x in (*tweak, *block)):
         return encrypt(key, tweak, block, rounds=rounds)
+    if prefer_rolled() if rolled is None else rolled:
+        return encrypt_rolled(key, tweak, block, rounds=rounds, native=native)
     shape = _dynamic_shape((*tweak, *block))
-
-    def unrolled():
-        out = encrypt(key, tweak, block, rounds=rounds)
-        return tuple(_as_dynamic(x, shape, native=native) for x in out)
-
-    def loop():
-        if native or not ROLLED_ON_UINT64:
-            return encrypt_rolled(key, tweak, block, rounds=rounds, native=native)
-        # Pair words compile to ~2x the XLA kernels of uint64 ones and run ~3x slower (a 64-bit
-        # add is five 32-bit ops, a rotation six), so the CPU lowering computes on uint64 even
-        # with x64 off: enabling x64 for this trace only changes the element type inside the
-        # compiled program. Inputs and outputs stay uint32 pairs and the bits are those of the
-        # pair path (one cipher function over both representations), so nothing outside can tell.
-        with jax.enable_x64(True):
-            wide = encrypt_rolled(key, [x if w.is_static(x) else w.to_u64(x) for x in tweak],
-                                  [x if w.is_static(x) else w.to_u64(x) for x in block],
-                                  rounds=rounds, native=True)
-            return tuple(w.to_pair(x, shape) for x in wide)
-
-    rolled = prefer_rolled() if rolled is None else rolled
-    return loop() if rolled else unrolled()
+    return tuple(_as_dynamic(x, shape, native=native)
+                 for x in encrypt(key, tweak, block, rounds=rounds))

@@ -48,6 +48,10 @@ def u64_const(value: int):
     return np.uint64(value)
 
 
+def _is_static_zero(word: Word) -> bool:
+    return isinstance(word, int) and word == 0
+
+
 def _promote(a: Word, b: Word):
     """Brings a static operand to the representation of the dynamic one."""
     if isinstance(a, int):
@@ -61,6 +65,8 @@ def add(a: Word, b: Word) -> Word:
     """``(a + b) mod 2**64``."""
     if isinstance(a, int) and isinstance(b, int):
         return (a + b) & MASK64
+    if _is_static_zero(a) or _is_static_zero(b):  # keep no-op additions out of programs
+        return b if _is_static_zero(a) else a
     a, b = _promote(a, b)
     if isinstance(a, Pair):
         lo = a.lo + b.lo
@@ -72,6 +78,8 @@ def add(a: Word, b: Word) -> Word:
 def xor(a: Word, b: Word) -> Word:
     if isinstance(a, int) and isinstance(b, int):
         return a ^ b
+    if _is_static_zero(a) or _is_static_zero(b):
+        return b if _is_static_zero(a) else a
     a, b = _promote(a, b)
     if isinstance(a, Pair):
         return Pair(a.hi ^ b.hi, a.lo ^ b.lo)

@@ -122,7 +122,8 @@ def rand_unif(state, lower=0.0, upper=1.0) -> jax.Array:
 
     ``u`` is built from output block ``T_0`` alone, as if an infinitely precise uniform
     fraction were rounded down to a float64 (every float64 in ``(0, 1)`` can occur); the result
-    is ``u * (upper - lower) + lower``.
+    is ``u * (upper - lower) + lower``. On XLA:CPU, subnormal float64 bounds and results
+    (magnitude below 2.2e-308) are flushed to zero, where Hail's Java keeps them.
 
     Args:
         state: an :class:`~jaxpmac.RNGState` (see the module docstring for Hail's mapping).
