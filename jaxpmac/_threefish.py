@@ -66,17 +66,23 @@ def inject(v, sub):
     return [w.add(x, k) for x, k in zip(v, sub)]
 
 
-def four_rounds(v, first_round: int):
-    """Rounds ``first_round .. first_round + 3``: two MIXes each, then the v1/v3 swap."""
+def mix_rounds(v, rotations, rotl=w.rotl):
+    """Rounds with the given ``(r01, r23)`` rotation amounts: two MIXes each, then the v1/v3
+    swap. ``rotl`` rotates by an amount (static ints by default)."""
     v0, v1, v2, v3 = v
-    for d in range(first_round, first_round + ROUNDS_PER_INJECTION):
-        r01, r23 = ROTATIONS[d % 8]
+    for r01, r23 in rotations:
         v0 = w.add(v0, v1)
-        v1 = w.xor(w.rotl(v1, r01), v0)
+        v1 = w.xor(rotl(v1, r01), v0)
         v2 = w.add(v2, v3)
-        v3 = w.xor(w.rotl(v3, r23), v2)
+        v3 = w.xor(rotl(v3, r23), v2)
         v1, v3 = v3, v1
     return [v0, v1, v2, v3]
+
+
+def four_rounds(v, first_round: int):
+    """Rounds ``first_round .. first_round + 3``."""
+    return mix_rounds(v, [ROTATIONS[d % 8] for d in range(first_round,
+                                                          first_round + ROUNDS_PER_INJECTION)])
 
 
 def encrypt(key: Sequence[w.Word], tweak: Sequence[w.Word], block: Sequence[w.Word],
@@ -174,13 +180,8 @@ def _rolled_u64(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[w.W
         if dynamic_ts:
             v1 = v1 + lax.select_n(picks[0], *choices)
             v2 = v2 + lax.select_n(picks[1], *choices)
-        for i in range(per_step):
-            v0 = v0 + v1
-            v1 = _rotl_u64(v1, rotation[i, 0]) ^ v0
-            v2 = v2 + v3
-            v3 = _rotl_u64(v3, rotation[i, 1]) ^ v2
-            v1, v3 = v3, v1
-        return (v0, v1, v2, v3), None
+        v = mix_rounds((v0, v1, v2, v3), rotation, rotl=_rotl_u64)
+        return tuple(v), None
 
     zero = _zero_depending_on((*tweak, *block), shape, native=True)
     v = tuple(jnp.broadcast_to(w.to_u64(x), shape) ^ zero for x in block)
