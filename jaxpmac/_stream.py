@@ -8,9 +8,8 @@ generated on its own (``first_block``) and agrees with the whole.
 
 from __future__ import annotations
 
-from typing import Sequence
-
 import sys
+from typing import Sequence
 
 import jax
 import jax.numpy as jnp
@@ -31,7 +30,7 @@ CPU_CHUNK_BLOCKS = 1024
 # Whether the CPU lowering of the pair path computes on uint64 words (see _chunked_via_uint64).
 CPU_NATIVE_WORDS = hasattr(jax, "enable_x64")
 
-
+# The CPU lowering may split uint64 words by a bitcast only where memory holds the low part first.
 LITTLE_ENDIAN_HOST = sys.byteorder == "little"
 
 
@@ -65,7 +64,8 @@ def blocks_to_stream(words: Sequence[w.Word], dtype, *, bitcast: bool = False) -
 
     ``bitcast`` (``uint64`` words on a little-endian host CPU only): split the stacked words by
     reinterpreting their bytes, whose memory order there is the stream's order (low part
-    first); one copy instead of an interleave of eight half-word arrays (~1.5x faster draws).
+    first); one copy instead of an interleave of eight half-word arrays (measured up to
+    1.45x faster draws of 2**22 bits).
     """
     dtype = jnp.dtype(dtype)
     if dtype == jnp.uint64:
