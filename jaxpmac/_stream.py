@@ -27,9 +27,6 @@ BLOCK_BITS = 256
 # passes would stream every group through memory (measured ~2x on a 2-core x86 CPU).
 CPU_CHUNK_BLOCKS = 1024
 
-# Whether the CPU lowering of the pair path computes on uint64 words (see _chunked_via_uint64).
-CPU_NATIVE_WORDS = hasattr(jax, "enable_x64")
-
 # The CPU lowering may split uint64 words by a bitcast only where memory holds the low part first.
 LITTLE_ENDIAN_HOST = sys.byteorder == "little"
 
@@ -128,7 +125,7 @@ def counter_stream(h: Sequence[w.Word], final_tweak: int, first_block: w.Word, n
         return jnp.zeros((0,), dtype)
 
     def on_cpu():
-        if native or not CPU_NATIVE_WORDS:
+        if native:
             return _chunked(h, final_tweak, first_block, n_blocks, dtype, native=native)
         return _chunked_via_uint64(h, final_tweak, first_block, n_blocks, dtype)
 

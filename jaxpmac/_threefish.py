@@ -176,7 +176,7 @@ def _rolled_u64(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[w.W
 
     def one_step(v, step_constants):
         sub, picks, rotation = step_constants
-        v0, v1, v2, v3 = (x + sub[i] for i, x in enumerate(v))
+        v0, v1, v2, v3 = inject(v, sub)
         if dynamic_ts:
             v1 = v1 + lax.select_n(picks[0], *choices)
             v2 = v2 + lax.select_n(picks[1], *choices)
