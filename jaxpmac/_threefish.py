@@ -154,7 +154,6 @@ def _rolled_u64(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[w.W
     shape = _dynamic_shape((*tweak, *block))
     per_step = 1 if math.prod(shape) <= ONE_ROUND_STEP_MAX_BLOCKS else ROUNDS_PER_INJECTION
     ks, ts = key_schedule(tuple(key)), tweak_schedule(tuple(tweak))
-    injections = rounds // ROUNDS_PER_INJECTION
     # Every static term of a step's subkey is summed at trace time into its table row; the
     # dynamic tweak words are picked by index (0: none) from a short list of loop invariants.
     static_ts = [t if w.is_static(t) else 0 for t in ts]
@@ -163,30 +162,35 @@ def _rolled_u64(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[w.W
     pick_of = {i: k + 1 for k, i in enumerate(dynamic_ts)}
     choices = [jnp.zeros(shape, jnp.uint64), *dynamic_ts.values()]
     steps = rounds // per_step
-    subkeys = np.zeros((steps, 4), np.uint64)      # zero on steps without an injection
+    subkeys = np.zeros((steps, 4), np.uint64)      # zero on steps that end without an injection
     tweak_picks = np.zeros((steps, 2), np.int32)   # dynamic tweak word added to words 1 and 2
     rotations = np.zeros((steps, per_step, 2), np.uint64)
     for step in range(steps):
-        first = step * per_step
+        first, end = step * per_step, (step + 1) * per_step
         rotations[step] = [ROTATIONS[(first + i) % 8] for i in range(per_step)]
-        if first % ROUNDS_PER_INJECTION == 0:
-            s = first // ROUNDS_PER_INJECTION
+        if end % ROUNDS_PER_INJECTION == 0:
+            s = end // ROUNDS_PER_INJECTION
             subkeys[step] = subkey(ks, static_ts, s)
             tweak_picks[step] = (pick_of.get(s % 3, 0), pick_of.get((s + 1) % 3, 0))
 
     def one_step(v, step_constants):
         sub, picks, rotation = step_constants
-        v0, v1, v2, v3 = inject(v, sub)
+        v0, v1, v2, v3 = inject(mix_rounds(v, rotation, rotl=_rotl_u64), sub)
         if dynamic_ts:
             v1 = v1 + lax.select_n(picks[0], *choices)
             v2 = v2 + lax.select_n(picks[1], *choices)
-        v = mix_rounds((v0, v1, v2, v3), rotation, rotl=_rotl_u64)
-        return tuple(v), None
+        return (v0, v1, v2, v3), None
 
+    # Subkey 0 is added before the loop and each step ends with the injection after its last
+    # round, so the loop's output is the ciphertext. Why: whatever follows the loop fuses into
+    # the caller's kernels, and XLA's CPU emitter passes every operand of a fusion to every
+    # one of its sub-functions; four final additions per draw, fused into a consumer of many
+    # draws, made that kernel's code grow with the square of the number of draws (a 4 MB LLVM
+    # module for 80 draws of one sum).
     zero = _zero_depending_on((*tweak, *block), shape, native=True)
-    v = tuple(jnp.broadcast_to(w.to_u64(x), shape) ^ zero for x in block)
-    v, _ = lax.scan(one_step, v, (subkeys, tweak_picks, rotations))
-    return tuple(inject(list(v), subkey(ks, ts, injections)))
+    v = inject([jnp.broadcast_to(w.to_u64(x), shape) ^ zero for x in block], subkey(ks, ts, 0))
+    v, _ = lax.scan(one_step, tuple(w.to_u64(x) for x in v), (subkeys, tweak_picks, rotations))
+    return v
 
 
 def encrypt_rolled(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[w.Word],
@@ -195,11 +199,11 @@ def encrypt_rolled(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[
 
     The lowering for XLA's CPU backend, which emits a long unrolled chain of word operations as
     fusions that recompute shared subexpressions (a 20-round unrolled stream ran ~100x slower
-    than a loop). Each step adds its subkey (zero between injections) and runs one or four
-    rounds; the rotation amounts and subkey rows are per-step tables, so the body is one
-    straight chain with no ``cond`` (half the program of a body with a branch per group
-    parity). The key is static (it is always the generator key); tweak and block words may be
-    static or dynamic.
+    than a loop). Each step runs one or four rounds and then adds the subkey due after them
+    (zero between injections); the rotation amounts and subkey rows are per-step tables, so
+    the body is one straight chain with no ``cond`` (half the program of a body with a branch
+    per group parity). The key is static (it is always the generator key); tweak and block
+    words may be static or dynamic.
 
     It computes on ``uint64`` even when ``native`` is False (x64 off): a pair add is five
     32-bit ops and a rotation six, against one each on uint64 lanes, and XLA's CPU backend has
