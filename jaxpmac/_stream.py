@@ -61,8 +61,8 @@ def blocks_to_stream(words: Sequence[w.Word], dtype, *, bitcast: bool = False) -
 
     ``bitcast`` (``uint64`` words on a little-endian host CPU only): split the stacked words by
     reinterpreting their bytes, whose memory order there is the stream's order (low part
-    first); one copy instead of an interleave of eight half-word arrays (measured up to
-    1.45x faster draws of 2**22 bits).
+    first); one copy instead of an interleave of eight half-word arrays (fewer operations to
+    compile; no measurable change in run time on a 2-core x86 CPU).
     """
     dtype = jnp.dtype(dtype)
     if dtype == jnp.uint64:
@@ -79,7 +79,7 @@ def _encrypt_blocks(h, final_tweak: int, first_block, n_blocks: int, dtype, *, n
     counters = _counters(first_block, n_blocks, native=native)
     words = tf.encrypt_words(tf.GENERATOR_KEY, (final_tweak, counters), h, native=native,
                              rolled=rolled)
-    return blocks_to_stream(words, dtype)
+    return blocks_to_stream(words, dtype, bitcast=native and rolled and LITTLE_ENDIAN_HOST)
 
 
 def _chunked(h, final_tweak, first_block, n_blocks, dtype, *, native):
