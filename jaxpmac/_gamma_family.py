@@ -8,9 +8,9 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.scipy.special import ndtri
 
 from jaxpmac import _bits
+from jaxpmac import _ndtri
 from jaxpmac import _retry
 from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
@@ -50,9 +50,7 @@ def log_gamma_flat(streams, alpha: jax.Array, dtype) -> jax.Array:
 
     def propose(words, first):
         del first
-        upper, p = _unit.symmetric_unit(words[:, 0], cdtype)
-        lower_tail = ndtri(p)
-        x = jnp.where(upper, -lower_tail, lower_tail)
+        x = _ndtri.normal_of_word(words[:, 0], cdtype)
         log_u = _unit.log_unit_pair(words[:, 1], cdtype)[0]
         v = (1 + c * x) ** 3
         positive = v > 0

@@ -12,6 +12,7 @@ from jax import lax
 from jax.scipy.special import ndtr, ndtri
 
 from jaxpmac import _bits
+from jaxpmac import _ndtri
 from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
 from jaxpmac._hashed import hashed
@@ -24,12 +25,11 @@ def standard_normal_flat(state, n: int, dtype) -> jax.Array:
     ``p = (k + 1/2) * 2**-W`` in ``(0, 1/2]``, and the value is ``-+ndtri(p)``. ``p`` keeps full
     relative precision near 0, so both tails are as accurate as ``ndtri`` (a few ulp) out to
     the truncation point ``|x| = -ndtri(2**-33) ~ 6.23`` for float16/bfloat16/float32 (mass
-    beyond it: ``2**-32``) and ``-ndtri(2**-65) ~ 8.9`` for float64.
+    beyond it: ``2**-32``) and ``-ndtri(2**-65) ~ 8.9`` for float64. ``ndtri`` is
+    ``jax.scipy.special.ndtri``, evaluated on the lower half only (``_ndtri``: same values).
     """
     cdtype = _unit.compute_dtype(dtype)
-    upper, p = _unit.symmetric_unit(_unit.words(state, n, 1, dtype)[:, 0], cdtype)
-    lower_tail = ndtri(p)           # <= 0
-    return jnp.where(upper, -lower_tail, lower_tail)
+    return _ndtri.normal_of_word(_unit.words(state, n, 1, dtype)[:, 0], cdtype)
 
 
 @partial(jax.jit, static_argnames=("shape", "dtype"))
