@@ -12,6 +12,7 @@ import numpy as np
 from jaxpmac import _inputs
 from jaxpmac import _stream
 from jaxpmac import _words as w
+from jaxpmac._draw_boundary import ends_draw
 from jaxpmac._state import RNGState
 
 DTYPE_ACCEPTS = "uint8, uint16, uint32 or uint64 (uint64 needs jax_enable_x64)"
@@ -129,6 +130,7 @@ def stream(state: RNGState, n: int, dtype, *, offset: w.Word = 0,
     return hash_stream(h, final_tweak, n, dtype, offset=offset, native=native)
 
 
+@ends_draw
 def bits(state: RNGState, shape=(), dtype=jnp.uint32, *, offset=0) -> jax.Array:
     """Random bits: the state's stream of ``dtype`` elements, reshaped to ``shape``.
 

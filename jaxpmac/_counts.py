@@ -15,6 +15,7 @@ from jaxpmac import _bits
 from jaxpmac import _retry
 from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
+from jaxpmac._draw_boundary import ends_draw
 from jaxpmac._hashed import family_static, hashed
 
 POISSON_RETRY_LABEL = "jaxpmac.poisson.retry"
@@ -101,6 +102,7 @@ def _poisson_impl(state, retries, lam, *, shape, dtype):
     return jnp.where(valid, k, -1).astype(dtype).reshape(shape)
 
 
+@ends_draw
 def poisson(state, lam, shape=None, dtype=None):
     """Poisson(``lam``) integers, like ``jax.random.poisson``.
 
@@ -206,6 +208,7 @@ def _binomial_impl(state, retries, count, prob, *, shape, dtype):
     return _binomial_flat(state, retries, count, prob, count.dtype).astype(dtype).reshape(shape)
 
 
+@ends_draw
 def binomial(state, n, p, shape=None, dtype=None):
     """Binomial(``n``, ``p``) counts as floats, like ``jax.random.binomial``.
 

@@ -14,6 +14,7 @@ from jaxpmac import _ndtri
 from jaxpmac import _retry
 from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
+from jaxpmac._draw_boundary import ends_draw
 from jaxpmac._hashed import family_static, hashed, hashed_static
 
 RETRY_LABEL = "jaxpmac.gamma.retry"
@@ -73,6 +74,7 @@ def _gamma_impl(streams, alpha, *, shape, dtype):
     return jnp.exp(log_gamma_flat(streams, alpha, dtype)).reshape(shape).astype(dtype)
 
 
+@ends_draw
 def gamma(state, a, shape=None, dtype=None):
     """Gamma(``a``, 1) floats, like ``jax.random.gamma``.
 
@@ -109,6 +111,7 @@ def _beta_impl(streams_a, streams_b, a, b, *, shape, dtype):
     return jnp.exp(log_a - jnp.logaddexp(log_a, log_b)).reshape(shape).astype(dtype)
 
 
+@ends_draw
 def beta(state, a, b, shape=None, dtype=None):
     """Beta(``a``, ``b``) floats, like ``jax.random.beta``.
 
@@ -142,6 +145,7 @@ def _dirichlet_impl(streams, alpha, *, shape, dtype):
     return jax.nn.softmax(log_x, axis=-1).astype(dtype)
 
 
+@ends_draw
 def dirichlet(state, alpha, shape=None, dtype=None):
     """Dirichlet(``alpha``) vectors, like ``jax.random.dirichlet``.
 

@@ -25,6 +25,7 @@ from jaxpmac import _inputs
 from jaxpmac import _stream
 from jaxpmac import _threefish as tf
 from jaxpmac import _words as w
+from jaxpmac._draw_boundary import ends_draw
 from jaxpmac._state import (FINAL_TWEAK_FULL, FINAL_TWEAK_PADDED, UID_ACCEPTS, WORDS_PER_BLOCK,
                             RNGState, key as _state_key)
 
@@ -139,6 +140,7 @@ def _split(data: jax.Array, shape: tuple[int, ...]) -> jax.Array:
 
 
 @partial(jax.jit, static_argnums=(1, 2))
+@ends_draw
 def _random_bits(data: jax.Array, bit_width: int, shape: tuple[int, ...]) -> jax.Array:
     dtype = jnp.dtype(f"uint{bit_width}")
     native = _bits.use_native_words()

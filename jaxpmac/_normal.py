@@ -15,6 +15,7 @@ from jaxpmac import _bits
 from jaxpmac import _ndtri
 from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
+from jaxpmac._draw_boundary import ends_draw
 from jaxpmac._hashed import hashed
 
 
@@ -37,6 +38,7 @@ def _normal_impl(state, *, shape, dtype):
     return standard_normal_flat(state, math.prod(shape), dtype).reshape(shape).astype(dtype)
 
 
+@ends_draw
 def normal(state, shape=(), dtype=None):
     """Standard normal floats, like ``jax.random.normal``.
 
@@ -100,6 +102,7 @@ def _check_concrete_bounds(lower, upper, cdtype) -> None:
                          f"lower {lower[index]} and upper {upper[index]}{where}")
 
 
+@ends_draw
 def truncated_normal(state, lower, upper, shape=None, dtype=None):
     """Standard normals conditioned on ``lower < x < upper``, like
     ``jax.random.truncated_normal``.
@@ -162,6 +165,7 @@ def _multivariate_normal_impl(state, mean, cov, *, shape, dtype, method):
     return (mean + jnp.einsum("...ij,...j->...i", factor, z)).astype(dtype)
 
 
+@ends_draw
 def multivariate_normal(state, mean, cov, shape=None, dtype=None, method="cholesky"):
     """Multivariate normals ``mean + F z``, like ``jax.random.multivariate_normal``.
 

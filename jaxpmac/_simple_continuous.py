@@ -19,6 +19,7 @@ import numpy as np
 from jaxpmac import _bits
 from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
+from jaxpmac._draw_boundary import ends_draw
 from jaxpmac._hashed import hashed
 
 
@@ -72,6 +73,7 @@ def _sample(kind, state, shape, dtype):
     return _impl(hashed(state), shape=shape, dtype=dtype, kind=kind)
 
 
+@ends_draw
 def exponential(state, shape=(), dtype=None):
     """Standard exponential floats (rate 1), like ``jax.random.exponential``.
 
@@ -87,6 +89,7 @@ def exponential(state, shape=(), dtype=None):
     return _sample("exponential", state, shape, dtype)
 
 
+@ends_draw
 def gumbel(state, shape=(), dtype=None, mode=None):
     """Standard Gumbel floats, like ``jax.random.gumbel``.
 
@@ -104,6 +107,7 @@ def gumbel(state, shape=(), dtype=None, mode=None):
     return _sample("gumbel", state, shape, dtype)
 
 
+@ends_draw
 def laplace(state, shape=(), dtype=None):
     """Standard Laplace floats, like ``jax.random.laplace``.
 
@@ -117,6 +121,7 @@ def laplace(state, shape=(), dtype=None):
     return _sample("laplace", state, shape, dtype)
 
 
+@ends_draw
 def logistic(state, shape=(), dtype=None):
     """Standard logistic floats, like ``jax.random.logistic``.
 
@@ -130,6 +135,7 @@ def logistic(state, shape=(), dtype=None):
     return _sample("logistic", state, shape, dtype)
 
 
+@ends_draw
 def cauchy(state, shape=(), dtype=None):
     """Standard Cauchy floats, like ``jax.random.cauchy``.
 

@@ -61,6 +61,7 @@ from jaxpmac import _hail_engine as engine
 from jaxpmac import _inputs
 from jaxpmac import _words as w
 from jaxpmac._bits import check_state
+from jaxpmac._draw_boundary import ends_draw
 
 __all__ = [
     "rand_bool",
@@ -117,6 +118,7 @@ def _check_n(n, *, name: str):
     return n
 
 
+@ends_draw
 def rand_unif(state, lower=0.0, upper=1.0) -> jax.Array:
     """Hail's ``hl.rand_unif(lower, upper)``: a uniform float in ``[lower, upper)``.
 
@@ -151,6 +153,7 @@ def rand_unif(state, lower=0.0, upper=1.0) -> jax.Array:
     return engine.uniform(h, lower, upper, final_tweak=final_tweak)
 
 
+@ends_draw
 def rand_norm(state, mean=0.0, sd=1.0) -> jax.Array:
     """Hail's ``hl.rand_norm(mean, sd)``: a normal float (Marsaglia's polar method).
 
@@ -170,6 +173,8 @@ def rand_norm(state, mean=0.0, sd=1.0) -> jax.Array:
         is off -- Hail's method with the engine's doubles rounded to float32 and float32
         arithmetic: Hail's value to about float32 precision, except in rare states (about one
         in 10**7) where rounding flips the acceptance test and a different pair is accepted.
+        On XLA:CPU, subnormal float64 ``mean``, ``sd`` and results (magnitude below
+        2.2e-308) are flushed to zero, where Hail's Java keeps them.
 
     Example:
         >>> import jax, jaxpmac as jp
@@ -186,6 +191,7 @@ def rand_norm(state, mean=0.0, sd=1.0) -> jax.Array:
     return engine.normal(h, mean, sd, final_tweak=final_tweak)
 
 
+@ends_draw
 def rand_int32(state, n) -> jax.Array:
     """Hail's ``hl.rand_int32(n)``: a uniform int32 in ``[0, n)``, exactly.
 
@@ -217,6 +223,7 @@ def rand_int32(state, n) -> jax.Array:
     return engine.bounded_int32(h, n, final_tweak=final_tweak)
 
 
+@ends_draw
 def rand_int64(state) -> jax.Array:
     """Hail's ``hl.rand_int64()``: the state's first 64-bit stream word, as int64.
 
@@ -245,6 +252,7 @@ def rand_int64(state) -> jax.Array:
     return engine.word0_int64(h, final_tweak=final_tweak)
 
 
+@ends_draw
 def rand_bool(state, p) -> jax.Array:
     """Hail's ``hl.rand_bool(p)``: ``rand_unif(0, 1) < p``, exactly in both x64 modes.
 
