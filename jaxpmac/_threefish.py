@@ -156,12 +156,13 @@ def _rolled_u64(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[w.W
     per_step = 1 if math.prod(shape) <= ONE_ROUND_STEP_MAX_BLOCKS else ROUNDS_PER_INJECTION
     ks, ts = key_schedule(tuple(key)), tweak_schedule(tuple(tweak))
     # Every static term of a step's subkey is summed at trace time into its table row; the
-    # dynamic tweak words are picked by index (0: none) from a short list of loop invariants.
+    # dynamic tweak-schedule words are picked by index (0: none). The step recomputes them
+    # from the dynamic tweak words, so those are the loop's only invariants: carried
+    # precomputed, zero and t0 ^ t1 were two more block-sized arrays and kernels per loop.
     static_ts = [t if w.is_static(t) else 0 for t in ts]
-    dynamic_ts = {i: jnp.broadcast_to(w.to_u64(t), shape)
-                  for i, t in enumerate(ts) if not w.is_static(t)}
+    dynamic_ts = [i for i, t in enumerate(ts) if not w.is_static(t)]
     pick_of = {i: k + 1 for k, i in enumerate(dynamic_ts)}
-    choices = [jnp.zeros(shape, jnp.uint64), *dynamic_ts.values()]
+    tweak_words = [t if w.is_static(t) else jnp.broadcast_to(w.to_u64(t), shape) for t in tweak]
     steps = rounds // per_step
     subkeys = np.zeros((steps, 4), np.uint64)      # zero on steps that end without an injection
     tweak_picks = np.zeros((steps, 2), np.int32)   # dynamic tweak word added to words 1 and 2
@@ -178,6 +179,8 @@ def _rolled_u64(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[w.W
         sub, picks, rotation = step_constants
         v0, v1, v2, v3 = inject(mix_rounds(v, rotation, rotl=_rotl_u64), sub)
         if dynamic_ts:
+            schedule = tweak_schedule(tweak_words)
+            choices = [jnp.zeros_like(v1), *(schedule[i] for i in dynamic_ts)]
             v1 = v1 + lax.select_n(picks[0], *choices)
             v2 = v2 + lax.select_n(picks[1], *choices)
         return (v0, v1, v2, v3), None
