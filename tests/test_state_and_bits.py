@@ -269,3 +269,21 @@ def test_state_is_immutable_and_repr():
     assert repr(root) == "RNGState(nonce=0x2a, static_words=0, dynamic_words=0)"
     assert "dynamic_words=1" in repr(child)
     assert_equal_arrays(jp.bits(root, (4,)), oracle_bits(42, [], [], 4, jnp.uint32))
+
+
+# The CPU cipher loop takes one, two or four rounds a step depending on how many blocks it
+# encrypts at once (``_threefish._rounds_per_step``), and long streams run in chunks of
+# ``_stream.CPU_CHUNK_BLOCKS``: draws at and around every boundary equal the oracle.
+STEP_AND_CHUNK_BLOCKS = (8, 9, 512, 513, 1024, 1025)
+
+
+@pytest.mark.parametrize("n_blocks", STEP_AND_CHUNK_BLOCKS)
+@pytest.mark.parametrize("x64", (False, True))
+def test_every_step_size_and_chunking_draws_the_oracle_stream(n_blocks, x64):
+    n = 8 * n_blocks
+    seed = 2**40 + 3 if x64 else 3          # a traced seed: the hash is encrypted in the loop too
+    with jax.enable_x64(x64):
+        seed_array = jnp.asarray(seed, jnp.uint64 if x64 else jnp.uint32)
+        got = jax.jit(lambda s: jp.bits(jp.key(s).split_static("steps").split(7), (n,)))(
+            seed_array)
+    assert_equal_arrays(got, oracle_bits(seed, ["steps"], [7], n, jnp.uint32))
