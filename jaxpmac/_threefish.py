@@ -135,8 +135,8 @@ def _zero_depending_on(words: Sequence[w.Word], shape, *, native: bool):
 # and a one-round body is the smallest program. At most 512 blocks (4096 uint32 values: the
 # draw sites of a model): two rounds, about 15-20% less compile time than four for 9% more run
 # time (measured on a 2-core x86 CPU; one round: 23% less compile, 41% more run time). Larger
-# inputs, and the 1024-block chunks of long streams: a whole key-injection group of four
-# rounds, the fastest to run (two rounds: 25% slower at 2**20 values).
+# inputs, and the chunks of long streams (``_stream.CPU_CHUNK_BLOCKS``): a whole key-injection
+# group of four rounds, the fastest to run (two rounds: 25% slower at 2**20 values).
 ONE_ROUND_STEP_MAX_BLOCKS = 8
 TWO_ROUND_STEP_MAX_BLOCKS = 512
 

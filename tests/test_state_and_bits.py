@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 import jaxpmac as jp
 from conftest import (assert_equal_arrays, label_lists, oracle_bits, property_settings, ro,
                       word_values)
-from jaxpmac import _bits
+from jaxpmac import _bits, _stream
+from jaxpmac import _threefish as tf
 
 N_DRAWN = 40  # elements per draw: 5 blocks of uint32, 3 of uint16, 2 of uint8
 SMALL_DTYPES = (jnp.uint8, jnp.uint16, jnp.uint32)
@@ -274,7 +275,9 @@ def test_state_is_immutable_and_repr():
 # The CPU cipher loop takes one, two or four rounds a step depending on how many blocks it
 # encrypts at once (``_threefish._rounds_per_step``), and long streams run in chunks of
 # ``_stream.CPU_CHUNK_BLOCKS``: draws at and around every boundary equal the oracle.
-STEP_AND_CHUNK_BLOCKS = (8, 9, 512, 513, 1024, 1025)
+STEP_AND_CHUNK_BLOCKS = tuple(
+    n + extra for n in (tf.ONE_ROUND_STEP_MAX_BLOCKS, tf.TWO_ROUND_STEP_MAX_BLOCKS,
+                        _stream.CPU_CHUNK_BLOCKS) for extra in (0, 1))
 
 
 @pytest.mark.parametrize("n_blocks", STEP_AND_CHUNK_BLOCKS)
