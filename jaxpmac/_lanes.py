@@ -23,34 +23,40 @@ from jax import lax
 from jax.custom_batching import custom_vmap
 
 
-def _broadcast_unbatched(args, in_batched, axis_size: int):
-    """Every leaf of ``args`` with the vmapped axis in front, unbatched ones broadcast to it.
+def _with_lane_axis(args, in_batched):
+    """Every leaf of ``args`` with a leading lane axis: the vmapped axis where it is batched
+    (``custom_vmap`` has already moved it to the front, whatever the ``in_axes``), else an
+    axis of size 1, a value shared by every lane.
 
-    ``custom_vmap`` has already moved batched axes to the front, whatever the ``in_axes``.
-    Why broadcast: a state's words may be batched one by one (a ``Pair``'s high half is often a
-    constant next to a batched low half), and the lane function wants one lane axis on all.
+    Why not broadcast shared values: the lane function would then slice every lane's copy of
+    them in every step (a state's words are often shared: only one word of ``k.split(i)``
+    depends on ``i``, and a ``Pair``'s high half is often a constant).
     """
-    return jax.tree_util.tree_map(
-        lambda x, batched: x if batched else jnp.broadcast_to(x, (axis_size, *jnp.shape(x))),
-        args, in_batched)
+    return jax.tree_util.tree_map(lambda x, batched: x if batched else x[None], args,
+                                  in_batched)
 
 
 def _folding_vmap(lanes: Callable):
-    """``lanes`` (leaves ``[L, ...]``, result ``[L, ...]``) with a vmap rule that folds the
-    vmapped axis into the lane axis: a batch of ``B`` lane sets is one call over ``B * L`` lanes,
-    so nested vmaps end in one call over all their examples."""
+    """``lanes`` with a vmap rule that folds the vmapped axis into the lane axis: a batch of
+    ``B`` sets of ``L`` lanes is one call over ``B * L`` lanes, so nested vmaps end in one call
+    over all their examples."""
     folded = custom_vmap(lanes)
 
     @folded.def_vmap
     def rule(axis_size, in_batched, args):
         (in_batched,) = in_batched
-        args = _broadcast_unbatched(args, in_batched, axis_size)       # leaves [B, L, ...]
-        n_lanes = jax.tree_util.tree_leaves(args)[0].shape[1]
-        flat = jax.tree_util.tree_map(lambda x: x.reshape(axis_size * n_lanes, *x.shape[2:]),
-                                      args)
+        args = _with_lane_axis(args, in_batched)          # leaves [B or 1, L or 1, ...]
+        n_lanes = max(x.shape[1] for x in jax.tree_util.tree_leaves(args))
+
+        def fold(x):
+            if x.shape[:2] == (1, 1):                      # shared by every lane
+                return x[0]
+            x = jnp.broadcast_to(x, (axis_size, n_lanes, *x.shape[2:]))
+            return x.reshape(axis_size * n_lanes, *x.shape[2:])
+
         # A call of ``folded`` again, not of ``lanes``: under a further enclosing vmap it folds
         # once more.
-        out = folded(flat)
+        out = folded(jax.tree_util.tree_map(fold, args))
         return out.reshape(axis_size, n_lanes, *out.shape[1:]), True
 
     return folded
@@ -63,13 +69,13 @@ def batched_by_lanes(single: Callable, lanes: Callable) -> Callable:
         single: the unbatched computation: a function of one pytree of arrays returning an
             array. It is what runs outside any ``vmap``, unchanged.
         lanes: the same computation over an explicit lane axis: every leaf of its argument has
-            a leading axis of ``L`` lanes, and row ``l`` of its ``[L, ...]`` result equals
-            ``single`` of the leaves' rows ``l``.
+            a leading axis of ``L`` lanes, or of size 1 (a value shared by every lane), and row
+            ``l`` of its ``[L, ...]`` result equals ``single`` of the leaves' rows ``l``.
 
     Returns:
         A function of one pytree of arrays, equal to ``single``. Under ``vmap`` it calls
-        ``lanes`` with the examples of all enclosing ``vmap``\\ s as lanes (unbatched leaves
-        broadcast), outermost vmap axis first.
+        ``lanes`` once with the examples of all the enclosing vmaps as lanes, outermost vmap
+        axis first.
     """
     lanes = _folding_vmap(lanes)
     batched = custom_vmap(single)
@@ -77,7 +83,7 @@ def batched_by_lanes(single: Callable, lanes: Callable) -> Callable:
     @batched.def_vmap
     def rule(axis_size, in_batched, args):
         (in_batched,) = in_batched
-        return lanes(_broadcast_unbatched(args, in_batched, axis_size)), True
+        return lanes(_with_lane_axis(args, in_batched)), True
 
     return batched
 
@@ -100,10 +106,11 @@ def in_strided_tiles(cell: Callable, cells, *, tile_shape: tuple[int, ...],
 
     Args:
         cell: a cell-wise function (cell ``c`` of its result depends on cells ``c`` of the
-            leaves only) of a pytree whose leaves have leading axes ``tile_shape``, returning
-            ``[*tile_shape, *out_cell.shape]``.
+            leaves only) of a pytree whose leaves have leading axes ``tile_shape`` (or 1),
+            returning ``[*tile_shape, *out_cell.shape]``.
         cells: a pytree of arrays whose leading ``len(tile_shape)`` axes are the grid; an axis
-            of size 1 is broadcast (a value shared along that grid axis).
+            of size 1 holds a value shared along that grid axis, and stays of size 1 in the
+            tiles ``cell`` gets (broadcasting is ``cell``'s to do).
         tile_shape: cells per step along each grid axis, dividing the grid's size there.
         out_cell: shape and dtype of one cell of ``cell``'s result.
 
@@ -126,13 +133,13 @@ def in_strided_tiles(cell: Callable, cells, *, tile_shape: tuple[int, ...],
     steps = tuple(n // t for n, t in zip(grid, tile_shape))
 
     def tile_of(x, index):
-        """The tile at step ``index`` of leaf ``x``: ``[*tile_shape, ...]``."""
+        """The tile at step ``index`` of leaf ``x``: ``[*tile_shape (or 1), ...]``."""
         for axis, (t, n_steps, i) in enumerate(zip(tile_shape, steps, index)):
             if x.shape[axis] == 1:
                 continue
             x = x.reshape(*x.shape[:axis], t, n_steps, *x.shape[axis + 1:])
             x = lax.dynamic_index_in_dim(x, i, axis=axis + 1, keepdims=False)
-        return jnp.broadcast_to(x, (*tile_shape, *x.shape[rank:]))
+        return x
 
     if math.prod(steps) == 1:
         return cell(jax.tree_util.tree_map(lambda x: tile_of(x, (0,) * rank), cells))

@@ -132,13 +132,13 @@ def _cell_blocks(cell_shape: tuple[int, ...], h, final_tweak, first_block, n_blo
 
 def _cut_rows(rows: jax.Array, skip, n: int) -> jax.Array:
     """Elements ``skip .. skip + n - 1`` along the last axis (``skip`` a static int or an int32
-    array of the other axes)."""
+    array broadcasting against the other axes)."""
     if isinstance(skip, int):
         return rows if (skip, n) == (0, rows.shape[-1]) else rows[..., skip:skip + n]
     cut = lambda row, s: lax.dynamic_slice_in_dim(row, s, n)
     for _ in range(rows.ndim - 1):
         cut = jax.vmap(cut)
-    return cut(rows, skip)
+    return cut(rows, jnp.broadcast_to(skip, rows.shape[:-1]))
 
 
 def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int,
@@ -147,8 +147,9 @@ def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int,
 
     Args:
         h, final_tweak, first_block: the words of :func:`_stream.stream_window`, each a static
-            int or a dynamic word (``Pair`` or ``uint64``) of shape ``[L]``.
-        skip: a static int or an int32 array ``[L]``.
+            int or a dynamic word (``Pair`` or ``uint64``) of shape ``[L]``, or ``[1]`` (shared
+            by every lane).
+        skip: a static int or an int32 array ``[L]`` or ``[1]``.
         n, n_blocks, dtype: as for :func:`_stream.stream_window`.
 
     Returns:
@@ -158,14 +159,14 @@ def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int,
     with jax.enable_x64(True):
         words = tuple(x if w.is_static(x) else w.to_u64(x)
                       for x in (*h, final_tweak, first_block))
-        n_lanes = next(jnp.shape(x)[0] for x in (*words, skip) if not isinstance(x, int))
+        n_lanes = max(jnp.shape(x)[0] for x in (*words, skip) if not isinstance(x, int))
         if n_lanes == 0:   # a vmap over no examples
             return jnp.zeros((0, n), dtype)
         t = tiling(n_lanes, n_blocks)
         per_block = _stream.elements_per_block(dtype)
 
-        def per_lane(x):  # grid column: one value per lane, shared by its parts
-            return _lanes.pad_lanes(x, t.padded_lanes)[:, None]
+        def per_lane(x):  # grid column: one value per lane (or shared), shared by its parts
+            return (x if x.shape[0] == 1 else _lanes.pad_lanes(x, t.padded_lanes))[:, None]
 
         cells = {"words": {i: per_lane(x) for i, x in enumerate(words) if not w.is_static(x)}}
         if t.parts == 1:
