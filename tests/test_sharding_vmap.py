@@ -50,6 +50,26 @@ CHILD = textwrap.dedent(r"""
                 equal=bool(np.array_equal(np.asarray(out), single)),
                 sharded=out.sharding == sharding,
                 collectives=[c for c in COLLECTIVES if c in hlo])
+
+    # shard_map: each device vmaps over its own examples (the tile loop's carry must vary
+    # over the mesh axis like the words written into it, or check_vma rejects the loop).
+    k = jp.key(5).split_static("shard_map-vmap")
+    ids = jax.device_put(jnp.arange(8 * 300, dtype=jnp.uint32), layouts["examples"])
+    def by_state(ids):
+        return jax.vmap(lambda i: jp.bits(k.split(i), (256,)))(ids)
+    def by_key(ids):
+        keys = jax.vmap(lambda i: jp.as_jax_key(k.split(i)))(ids)
+        return jax.vmap(lambda key: jax.random.bits(key, (256,), jnp.uint32))(keys)
+    single = np.asarray(jax.jit(by_state)(jnp.arange(8 * 300, dtype=jnp.uint32)))
+    for name, fn in (("bits", by_state), ("key", by_key)):
+        for check_vma in (True, False):
+            try:
+                out = jax.jit(jax.shard_map(fn, mesh=mesh_1d, in_specs=P("x"),
+                                            out_specs=P("x"), check_vma=check_vma))(ids)
+                result = bool(np.array_equal(np.asarray(out), single))
+            except Exception as error:  # reported, then asserted on by the test
+                result = f"{type(error).__name__}: {str(error)[:300]}"
+            report[f"shard_map_{name}_check_vma_{check_vma}"] = result
     print("REPORT " + json.dumps(report))
 """)
 
@@ -70,3 +90,9 @@ def report():
 @pytest.mark.parametrize("layout", ["examples", "elements", "both"])
 def test_sharded_vmapped_draw_equals_one_device_without_collectives(report, workload, layout):
     assert report[f"{workload}/{layout}"] == dict(equal=True, sharded=True, collectives=[])
+
+
+@pytest.mark.parametrize("name", ["bits", "key"])
+@pytest.mark.parametrize("check_vma", [True, False])
+def test_vmap_inside_shard_map_equals_one_device(report, name, check_vma):
+    assert report[f"shard_map_{name}_check_vma_{check_vma}"] is True
