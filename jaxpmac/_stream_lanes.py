@@ -33,10 +33,12 @@ from jaxpmac import _words as w
 # cache; 65536 examples of 64: 57, 43, 35, 40 ms). 4096 keeps a margin below that edge.
 TILE_BLOCKS = 4 * _stream.CPU_CHUNK_BLOCKS
 
-# Tiles of fewer blocks run slowly (128-block tiles 1.3x slower than 1024-block ones, 4001
-# examples of 1024 uint32); where a lane count allows no larger tile of whole lanes, the lanes
-# are padded to whole tiles, at the price of a copy of the output (2x its memory at the peak).
-MIN_TILE_BLOCKS = 128
+# Tiles of fewer blocks run slower than the old batched lowering: for the vmap workload, tiles
+# of 128 / 256 / 512 / 1024 / 4096 blocks took 26.5 / 20.7 / 17.8 / 15.4 / 14.8 ms, the old
+# lowering 19-20 ms (on an idle 2-core CPU: its large fusions use both cores, a tile one).
+# Where no divisor of the lane count makes tiles this large, the lanes are padded to whole
+# tiles, at the price of a copy of the output (2x its memory at the peak).
+MIN_TILE_BLOCKS = 512
 
 # Tiles span this many lanes, and parts of a lane, where the shapes allow: a sharded output's
 # lane and element axes then split over up to this many devices with every tile spanning them.
@@ -65,15 +67,25 @@ def _largest_power_of_two_dividing(n: int, at_most: int) -> int:
     return p
 
 
+def _largest_divisor_keeping_twos(n: int, at_most: int) -> int:
+    """The largest divisor of ``n`` up to ``at_most`` that is a multiple of the largest power of
+    two dividing ``n`` (up to ``at_most``): as large as it gets while a sharded lane axis, split
+    in two, four, eight..., still splits the tiles evenly."""
+    twos = _largest_power_of_two_dividing(n, at_most)
+    rest = n // twos
+    return twos * next(d for d in range(at_most // twos, 0, -1) if rest % d == 0)
+
+
 def _whole_lanes(n_lanes: int, n_blocks: int) -> Tiling:
-    """Whole lanes as cells, a power of two of them per tile: the most that divide the lanes,
-    unless such tiles are under :data:`MIN_TILE_BLOCKS` blocks; then the lanes are padded."""
-    most = _power_of_two_at_most(TILE_BLOCKS // n_blocks)
+    """Whole lanes as cells: as many per tile as divide the lanes (see
+    :func:`_largest_divisor_keeping_twos`), unless such tiles are under
+    :data:`MIN_TILE_BLOCKS` blocks; then the lanes are padded to whole tiles."""
+    most = TILE_BLOCKS // n_blocks
     if n_lanes <= most:
         return Tiling(n_lanes, n_lanes, 1, n_blocks, 1)
-    per_tile = _largest_power_of_two_dividing(n_lanes, most)
+    per_tile = _largest_divisor_keeping_twos(n_lanes, most)
     if per_tile * n_blocks < MIN_TILE_BLOCKS:
-        per_tile = most
+        per_tile = _power_of_two_at_most(most)
     return Tiling(per_tile, -(-n_lanes // per_tile) * per_tile, 1, n_blocks, 1)
 
 

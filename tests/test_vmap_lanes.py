@@ -24,7 +24,7 @@ from jaxpmac import _stream_lanes
 
 SEED, LABELS = 77, ["lanes"]
 ROOT = jp.key(SEED).split_static(*LABELS)
-PER_LANE = (256,)   # 32 blocks of uint32: 128 lanes to a tile
+PER_LANE = (256,)   # 32 blocks of uint32: at most 128 lanes to a tile
 
 
 def one_at_a_time(draw, *xs):
@@ -42,9 +42,10 @@ class LaneCountTest(chex.TestCase):
     @parameterized.parameters(
         1,      # one lane
         3,      # one tile
-        300,    # 4 lanes a tile (the most powers of two dividing 300), 75 steps
-        301,    # no power of two divides: lanes padded to whole tiles of 128
-        1000)   # 8 lanes a tile
+        300,    # tiles of 100 lanes (4 x 25: all the twos, and the largest divisor that fits)
+        301,    # 7 x 43: tiles of 43 lanes
+        1000,   # tiles of 40 lanes
+        4001)   # a prime: one-lane tiles would be too small, so lanes are padded to 4096
     def test_each_lane_is_its_unbatched_draw(self, n_lanes):
         def draw(i):
             return jp.bits(ROOT.split(i), PER_LANE)
@@ -60,9 +61,9 @@ class ShapeTest(chex.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
     @parameterized.parameters(
-        (jnp.uint8, (37,), 200),           # a part of one block
-        (jnp.uint16, (3, 5), 600),         # 15 of 16 elements of a block
-        (jnp.uint32, (1001,), 40),         # 126 blocks, the last cut
+        (jnp.uint8, (37,), 2500),          # 2 blocks, the last cut; tiles of 500 lanes
+        (jnp.uint16, (3, 5), 5000),        # 15 of 16 elements of a block; tiles of 1000 lanes
+        (jnp.uint32, (1001,), 40),         # 126 blocks, the last cut; tiles of 8 lanes
         (jnp.uint32, (8192,), 16),         # 1024 blocks: parts that split the lanes exactly
         (jnp.uint16, (33001,), 3),         # 2063 blocks: whole lanes, one a tile
         (jnp.uint8, (4, 40001), 2))        # 5001 blocks: parts, the lanes padded with blocks
