@@ -130,7 +130,8 @@ def tiling(n_lanes: int, n_blocks: int) -> Tiling:
 def _cell_blocks(cell_shape: tuple[int, ...], h, final_tweak, first_block, n_blocks: int,
                  dtype) -> jax.Array:
     """The first ``n_blocks`` blocks from each cell's ``first_block``, ``[*cell_shape,
-    n_blocks * per block]``: dynamic words are ``uint64`` arrays of ``cell_shape`` (x64 on)."""
+    n_blocks * per block]``: dynamic words are ``uint64`` arrays broadcasting against
+    ``cell_shape`` (x64 on)."""
 
     def column(x):  # a cell's word, against its blocks along the last axis
         return x if w.is_static(x) else x[..., None]
@@ -147,7 +148,9 @@ def _cut_rows(rows: jax.Array, skip, n: int) -> jax.Array:
     array broadcasting against the other axes)."""
     if isinstance(skip, int):
         return rows if (skip, n) == (0, rows.shape[-1]) else rows[..., skip:skip + n]
-    cut = lambda row, s: lax.dynamic_slice_in_dim(row, s, n)
+    def cut(row, start):
+        return lax.dynamic_slice_in_dim(row, start, n)
+
     for _ in range(rows.ndim - 1):
         cut = jax.vmap(cut)
     return cut(rows, jnp.broadcast_to(skip, rows.shape[:-1]))
