@@ -26,12 +26,12 @@ from jaxpmac import _stream
 from jaxpmac import _threefish as tf
 from jaxpmac import _words as w
 
-# Blocks per tile. Why four chunks of the one-stream lowering: a tile step also gathers its
-# cells' words and writes a strided piece of the output, so larger steps paid off up to a
-# point (4096 examples of 1024 uint32 on a 2-core x86 CPU with 2 MB of L2 per core: 16.1 ms at
-# 1024 blocks, 15.6 at 4096, 14.3 at 8192, then 24.5 at 16384 as the working words left the
-# cache; 65536 examples of 64: 57, 43, 35, 40 ms). 4096 keeps a margin below that edge.
-TILE_BLOCKS = 4 * _stream.CPU_CHUNK_BLOCKS
+# Blocks per tile, measured on its own (not tied to _stream.CPU_CHUNK_BLOCKS): a tile step
+# also gathers its cells' words and writes a strided piece of the output, so larger steps paid
+# off up to a point (4096 examples of 1024 uint32 on a 2-core x86 CPU with 2 MB of L2 per core:
+# 16.1 ms at 1024 blocks, 15.6 at 4096, 14.3 at 8192, then 24.5 at 16384 as the working words
+# left the cache; 65536 examples of 64: 57, 43, 35, 40 ms). 4096 keeps a margin below the edge.
+TILE_BLOCKS = 4096
 
 # Tiles of fewer blocks run slower than the old batched lowering: for the vmap workload, tiles
 # of 128 / 256 / 512 / 1024 / 4096 blocks took 26.5 / 20.7 / 17.8 / 15.4 / 14.8 ms, the old
