@@ -99,12 +99,11 @@ def _stream_impl(h, first_block, dynamic_skip, *, final_tweak: int, n: int, dtyp
     per_block = _stream.elements_per_block(dtype)
     if static_skip is not None:
         n_blocks = -(-(static_skip + n) // per_block)
-        flat = _stream.counter_stream(h, final_tweak, first_block, n_blocks, dtype,
-                                      native=native)
-        return flat[static_skip:static_skip + n]
+        return _stream.stream_window(h, final_tweak, first_block, static_skip, n, n_blocks,
+                                     dtype, native=native)
     n_blocks = -(-n // per_block) + 1
-    flat = _stream.counter_stream(h, final_tweak, first_block, n_blocks, dtype, native=native)
-    return jax.lax.dynamic_slice_in_dim(flat, dynamic_skip, n)
+    return _stream.stream_window(h, final_tweak, first_block, dynamic_skip, n, n_blocks, dtype,
+                                 native=native)
 
 
 def hash_stream(h, final_tweak: int, n: int, dtype, *, offset: w.Word = 0,

@@ -1,0 +1,174 @@
+"""Batching by an explicit lane axis: ``vmap`` hands its examples to one function over lanes.
+
+``jax.vmap`` batches a function primitive by primitive, so every working array of the function
+is live for all examples at once: a loop inside it (the CPU cipher is a ``lax.scan``) carries
+its state for the whole batch next to the output. :func:`batched_by_lanes` gives a function a
+``vmap`` rule (``jax.custom_batching.custom_vmap``) that instead calls a version written over an
+explicit leading *lane* axis, one lane per example, and :func:`in_strided_tiles` lets that
+version work through its lanes a tile at a time, so that only one tile's working arrays are
+live.
+
+Nothing here knows about ciphers: the stream code (``_stream``, ``_stream_lanes``) supplies
+both versions.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.custom_batching import custom_vmap
+
+
+def _with_lane_axis(args, in_batched):
+    """Every leaf of ``args`` with a leading lane axis: the vmapped axis where it is batched
+    (``custom_vmap`` has already moved it to the front, whatever the ``in_axes``), else an
+    axis of size 1, a value shared by every lane.
+
+    Why not broadcast shared values: the lane function would then slice every lane's copy of
+    them in every step (a state's words are often shared: only one word of ``k.split(i)``
+    depends on ``i``, and a ``Pair``'s high half is often a constant).
+    """
+    return jax.tree_util.tree_map(lambda x, batched: x if batched else x[None], args,
+                                  in_batched)
+
+
+def _folding_vmap(lanes: Callable):
+    """``lanes`` with a vmap rule that folds the vmapped axis into the lane axis: a batch of
+    ``B`` sets of ``L`` lanes is one call over ``B * L`` lanes, so nested vmaps end in one call
+    over all their examples."""
+    folded = custom_vmap(lanes)
+
+    @folded.def_vmap
+    def rule(axis_size, in_batched, args):
+        (in_batched,) = in_batched
+        args = _with_lane_axis(args, in_batched)          # leaves [B or 1, L or 1, ...]
+        n_lanes = max(x.shape[1] for x in jax.tree_util.tree_leaves(args))
+
+        def fold(x):
+            if x.shape[:2] == (1, 1):                      # shared by every lane
+                return x[0]
+            x = jnp.broadcast_to(x, (axis_size, n_lanes, *x.shape[2:]))
+            return x.reshape(axis_size * n_lanes, *x.shape[2:])
+
+        # A call of ``folded`` again, not of ``lanes``: under a further enclosing vmap it folds
+        # once more.
+        out = folded(jax.tree_util.tree_map(fold, args))
+        return out.reshape(axis_size, n_lanes, *out.shape[1:]), True
+
+    return folded
+
+
+def batched_by_lanes(single: Callable, lanes: Callable) -> Callable:
+    """``single``, whose ``vmap`` (nested or not, any ``in_axes``) is one call of ``lanes``.
+
+    Args:
+        single: the unbatched computation: a function of one pytree of arrays returning an
+            array. It is what runs outside any ``vmap``, unchanged.
+        lanes: the same computation over an explicit lane axis: every leaf of its argument has
+            a leading axis of ``L`` lanes, or of size 1 (a value shared by every lane), and row
+            ``l`` of its ``[L, ...]`` result equals ``single`` of the leaves' rows ``l``.
+
+    Returns:
+        A function of one pytree of arrays, equal to ``single``. Under ``vmap`` it calls
+        ``lanes`` once with the examples of all the enclosing vmaps as lanes, outermost vmap
+        axis first.
+    """
+    lanes = _folding_vmap(lanes)
+    batched = custom_vmap(single)
+
+    @batched.def_vmap
+    def rule(axis_size, in_batched, args):
+        (in_batched,) = in_batched
+        return lanes(_with_lane_axis(args, in_batched)), True
+
+    return batched
+
+
+def pad_lanes(x: jax.Array, n_lanes: int) -> jax.Array:
+    """``x`` with copies of its last lane appended up to ``n_lanes`` lanes."""
+    extra = n_lanes - x.shape[0]
+    if extra == 0:
+        return x
+    return jnp.concatenate([x, jnp.broadcast_to(x[-1:], (extra, *x.shape[1:]))])
+
+
+def _zeros_varying_like(leaves, shape, dtype) -> jax.Array:
+    """Zeros of ``shape`` that vary over the manual mesh axes of any of ``leaves``.
+
+    Why: under ``shard_map`` (``check_vma``) a loop carry that starts device-invariant but is
+    written with device-varying values inside the loop does not type-check. ``zeros_like``
+    carries its argument's varying axes; XLA folds the sum of zeros away.
+    """
+    zero = jnp.zeros((), dtype)
+    for x in leaves:
+        zero = zero + jnp.zeros_like(x, shape=(), dtype=dtype)
+    return jnp.broadcast_to(zero, shape)
+
+
+def _interleave(first, second) -> tuple:
+    return tuple(x for pair in zip(first, second) for x in pair)
+
+
+def in_strided_tiles(cell: Callable, cells, *, tile_shape: tuple[int, ...],
+                     out_cell: jax.ShapeDtypeStruct) -> jax.Array:
+    """``cell`` over a grid of cells, a strided tile of ``tile_shape`` cells per step.
+
+    Args:
+        cell: a cell-wise function (cell ``c`` of its result depends on cells ``c`` of the
+            leaves only) of a pytree whose leaves have leading axes ``tile_shape`` (or 1),
+            returning ``[*tile_shape, *out_cell.shape]``.
+        cells: a pytree of arrays whose leading ``len(tile_shape)`` axes are the grid; an axis
+            of size 1 holds a value shared along that grid axis, and stays of size 1 in the
+            tiles ``cell`` gets (broadcasting is ``cell``'s to do).
+        tile_shape: cells per step along each grid axis, dividing the grid's size there.
+        out_cell: shape and dtype of one cell of ``cell``'s result.
+
+    Returns:
+        ``[*grid, *out_cell.shape]``: ``cell`` of every cell, in one call if the tile is the
+        whole grid, else in a loop that holds one tile's working arrays at a time and writes
+        each tile's cells into the output in place.
+
+    A tile is strided: along an axis of ``n`` cells, ``t`` per tile, step ``s`` takes the cells
+    ``g * (n // t) + s`` for ``g < t``. Why: a sharded output splits grid axes into
+    consecutive blocks, and a strided tile spans them all, so that each device computes its
+    own cells and no step writes another device's cells. With tiles of consecutive cells at a
+    traced position, XLA's SPMD partitioner gathered the whole output on every step (measured
+    500x slower with 8 CPU devices). The tile keeps the grid's axes (no flattening) for the
+    same reason: a partitioner can split a tile axis only while it is an axis of its own.
+    """
+    rank = len(tile_shape)
+    leaves = jax.tree_util.tree_leaves(cells)
+    grid = tuple(max(x.shape[axis] for x in leaves) for axis in range(rank))
+    steps = tuple(n // t for n, t in zip(grid, tile_shape))
+
+    def tile_of(x, index):
+        """The tile at step ``index`` of leaf ``x``: ``[*tile_shape (or 1), ...]``."""
+        for axis, (t, n_steps, i) in enumerate(zip(tile_shape, steps, index)):
+            if x.shape[axis] == 1:
+                continue
+            x = x.reshape(*x.shape[:axis], t, n_steps, *x.shape[axis + 1:])
+            x = lax.dynamic_index_in_dim(x, i, axis=axis + 1, keepdims=False)
+        return x
+
+    if math.prod(steps) == 1:
+        return cell(jax.tree_util.tree_map(lambda x: tile_of(x, (0,) * rank), cells))
+
+    def step(t, out):
+        index = []
+        for n_steps in reversed(steps):
+            t, i = divmod(t, n_steps)
+            index.insert(0, i)
+        piece = cell(jax.tree_util.tree_map(lambda x: tile_of(x, index), cells))
+        piece = piece.reshape(*_interleave(tile_shape, (1,) * rank), *out_cell.shape)
+        zero = jnp.zeros_like(index[0])
+        starts = (*_interleave((zero,) * rank, index), *(zero,) * len(out_cell.shape))
+        return lax.dynamic_update_slice(out, piece, starts)
+
+    out = _zeros_varying_like(leaves, (*_interleave(tile_shape, steps), *out_cell.shape),
+                              out_cell.dtype)
+    out = lax.fori_loop(0, math.prod(steps), step, out)
+    return out.reshape(*grid, *out_cell.shape)

@@ -1,0 +1,211 @@
+"""Stream windows of many messages at once on a CPU: the lowering of a vmapped draw.
+
+``vmap`` of the one-stream CPU lowering (``_stream``) runs its cipher loop on every block of
+every example at once, the loop's words for all of them live next to the output (2.75x the
+output's memory for 4096 examples of 1024 uint32). :func:`lanes_window` computes the same
+windows over an explicit axis of *lanes*, one per example, a tile of about
+:data:`TILE_BLOCKS` blocks at a time, each tile written into the output in place.
+
+The cells of the tiles are whole lanes, or *parts* of lanes (equal ranges of consecutive
+blocks) where lanes are long, and tiles are strided over lanes and parts
+(``_lanes.in_strided_tiles``), so that an output sharded by lanes, by elements or both has
+every tile span the devices: each device computes its own cells, with no collectives.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from jaxpmac import _lanes
+from jaxpmac import _stream
+from jaxpmac import _threefish as tf
+from jaxpmac import _words as w
+
+# Blocks per tile, measured on its own (not tied to _stream.CPU_CHUNK_BLOCKS): a tile step
+# also gathers its cells' words and writes a strided piece of the output, so larger steps paid
+# off up to a point (4096 examples of 1024 uint32 on a 2-core x86 CPU with 2 MB of L2 per core:
+# 16.1 ms at 1024 blocks, 15.6 at 4096, 14.3 at 8192, then 24.5 at 16384 as the working words
+# left the cache; 65536 examples of 64: 57, 43, 35, 40 ms). 4096 keeps a margin below the edge.
+TILE_BLOCKS = 4096
+
+# Tiles of fewer blocks run slower than the old batched lowering: for the vmap workload, tiles
+# of 128 / 256 / 512 / 1024 / 4096 blocks took 26.5 / 20.7 / 17.8 / 15.4 / 14.8 ms, the old
+# lowering 19-20 ms (on an idle 2-core CPU: its large fusions use both cores, a tile one).
+# Where no divisor of the lane count makes tiles this large, the lanes are padded to whole
+# tiles, at the price of a copy of the output (2x its memory at the peak).
+MIN_TILE_BLOCKS = 512
+
+# Tiles span this many lanes, and parts of a lane, where the shapes allow: a sharded output's
+# lane and element axes then split over up to this many devices with every tile spanning them.
+SHARDING_WIDTH = 8
+
+
+@dataclasses.dataclass(frozen=True)
+class Tiling:
+    """How :func:`lanes_window` cuts its lanes into tiles of cells."""
+
+    lanes_per_tile: int
+    padded_lanes: int      # lanes rounded up to whole tiles (copies of the last lane)
+    parts: int             # parts per lane (1: whole lanes)
+    part_blocks: int       # blocks per part (parts * part_blocks >= the lane's blocks)
+    parts_per_tile: int
+
+
+def _power_of_two_at_most(n: int) -> int:
+    return 1 << (n.bit_length() - 1)
+
+
+def _largest_power_of_two_dividing(n: int, at_most: int) -> int:
+    p = 1
+    while p * 2 <= at_most and n % (p * 2) == 0:
+        p *= 2
+    return p
+
+
+def _largest_divisor_keeping_twos(n: int, at_most: int) -> int:
+    """The largest divisor of ``n`` up to ``at_most`` that is a multiple of the largest power of
+    two dividing ``n`` (up to ``at_most``): as large as it gets while a sharded lane axis, split
+    in two, four, eight..., still splits the tiles evenly."""
+    twos = _largest_power_of_two_dividing(n, at_most)
+    rest = n // twos
+    return twos * next(d for d in range(at_most // twos, 0, -1) if rest % d == 0)
+
+
+def _whole_lanes(n_lanes: int, n_blocks: int) -> Tiling:
+    """Whole lanes as cells: as many per tile as divide the lanes (see
+    :func:`_largest_divisor_keeping_twos`), unless such tiles are under
+    :data:`MIN_TILE_BLOCKS` blocks; then the lanes are padded to whole tiles."""
+    most = TILE_BLOCKS // n_blocks
+    if n_lanes <= most:
+        return Tiling(n_lanes, n_lanes, 1, n_blocks, 1)
+    per_tile = _largest_divisor_keeping_twos(n_lanes, most)
+    if per_tile * n_blocks < MIN_TILE_BLOCKS:
+        per_tile = _power_of_two_at_most(most)
+    return Tiling(per_tile, -(-n_lanes // per_tile) * per_tile, 1, n_blocks, 1)
+
+
+def _lane_parts(n_lanes: int, n_blocks: int, *, exact_only: bool) -> Tiling | None:
+    """Parts of lanes as cells: tiles of up to :data:`SHARDING_WIDTH` lanes (a power of two
+    dividing the lanes: never padded) by :data:`SHARDING_WIDTH` parts.
+
+    The largest parts that split a lane exactly, in tiles of down to an eighth of
+    :data:`TILE_BLOCKS`; if there are none, the smallest such parts (padding a lane with the
+    fewest blocks), or None if ``exact_only``.
+    """
+    per_tile = _largest_power_of_two_dividing(n_lanes, SHARDING_WIDTH)
+    largest = max(1, TILE_BLOCKS // (per_tile * SHARDING_WIDTH))   # blocks per part
+    smallest = max(1, largest // 8)
+    exact = [size for size in range(largest, smallest - 1, -1)
+             if n_blocks % (size * SHARDING_WIDTH) == 0]
+    if not exact and exact_only:
+        return None
+    part_blocks = exact[0] if exact else smallest
+    parts = -(-n_blocks // part_blocks)
+    parts = -(-parts // SHARDING_WIDTH) * SHARDING_WIDTH
+    return Tiling(per_tile, n_lanes, parts, part_blocks, SHARDING_WIDTH)
+
+
+def tiling(n_lanes: int, n_blocks: int) -> Tiling:
+    """The tiles of ``n_lanes`` lanes of ``n_blocks`` blocks each.
+
+    Whole lanes where a tile holds :data:`SHARDING_WIDTH` of them. Longer lanes are split into
+    parts, so that tiles still span lanes and elements: always where a lane is longer than a
+    tile, else only where parts split the lanes exactly. Why only then: tiles of whole lanes
+    cut their lanes' windows themselves, while lanes padded with blocks (and windows at a
+    traced offset, in parts) are cut to the output at the end, in a copy of it.
+    """
+    if n_blocks * SHARDING_WIDTH <= TILE_BLOCKS:
+        return _whole_lanes(n_lanes, n_blocks)
+    if n_blocks <= TILE_BLOCKS:
+        return (_lane_parts(n_lanes, n_blocks, exact_only=True)
+                or _whole_lanes(n_lanes, n_blocks))
+    return _lane_parts(n_lanes, n_blocks, exact_only=False)
+
+
+def _cell_blocks(cell_shape: tuple[int, ...], h, final_tweak, first_block, n_blocks: int,
+                 dtype) -> jax.Array:
+    """The first ``n_blocks`` blocks from each cell's ``first_block``, ``[*cell_shape,
+    n_blocks * per block]``: dynamic words are ``uint64`` arrays broadcasting against
+    ``cell_shape`` (x64 on)."""
+
+    def column(x):  # a cell's word, against its blocks along the last axis
+        return x if w.is_static(x) else x[..., None]
+
+    offsets = lax.iota(jnp.uint32, n_blocks).astype(jnp.uint64)
+    counters = jnp.broadcast_to(w.add(column(first_block), offsets), (*cell_shape, n_blocks))
+    words = tf.encrypt_words(tf.GENERATOR_KEY, (column(final_tweak), counters),
+                             [column(x) for x in h], native=True, rolled=True)
+    return _stream.blocks_to_stream(words, dtype).reshape(*cell_shape, -1)
+
+
+def _cut_rows(rows: jax.Array, skip, n: int) -> jax.Array:
+    """Elements ``skip .. skip + n - 1`` along the last axis (``skip`` a static int or an int32
+    array broadcasting against the other axes)."""
+    if isinstance(skip, int):
+        return rows if (skip, n) == (0, rows.shape[-1]) else rows[..., skip:skip + n]
+    def cut(row, start):
+        return lax.dynamic_slice_in_dim(row, start, n)
+
+    for _ in range(rows.ndim - 1):
+        cut = jax.vmap(cut)
+    return cut(rows, jnp.broadcast_to(skip, rows.shape[:-1]))
+
+
+def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int,
+                 dtype) -> jax.Array:
+    """``_stream.stream_window`` of every lane, ``[L, n]``, on a CPU.
+
+    Args:
+        h, final_tweak, first_block: the words of :func:`_stream.stream_window`, each a static
+            int or a dynamic word (``Pair`` or ``uint64``) of shape ``[L]``, or ``[1]`` (shared
+            by every lane).
+        skip: a static int or an int32 array ``[L]`` or ``[1]``.
+        n, n_blocks, dtype: as for :func:`_stream.stream_window`.
+
+    Returns:
+        Row ``l`` is ``_stream.stream_window`` of lane ``l``'s words, bit for bit.
+    """
+    # uint64 words whether or not x64 is on, as in _stream._chunked_via_uint64.
+    with jax.enable_x64(True):
+        words = tuple(x if w.is_static(x) else w.to_u64(x)
+                      for x in (*h, final_tweak, first_block))
+        n_lanes = max(jnp.shape(x)[0] for x in (*words, skip) if not isinstance(x, int))
+        if n_lanes == 0:   # a vmap over no examples
+            return jnp.zeros((0, n), dtype)
+        t = tiling(n_lanes, n_blocks)
+        per_block = _stream.elements_per_block(dtype)
+
+        def per_lane(x):  # grid column: one value per lane (or shared), shared by its parts
+            return (x if x.shape[0] == 1 else _lanes.pad_lanes(x, t.padded_lanes))[:, None]
+
+        cells = {"words": {i: per_lane(x) for i, x in enumerate(words) if not w.is_static(x)}}
+        if t.parts == 1:
+            # Whole lanes: each tile cuts its lanes' windows, so the output needs no cut.
+            if not isinstance(skip, int):
+                cells["skip"] = per_lane(skip)
+            out_cell = n
+        else:
+            cells["part_first"] = jnp.asarray(np.arange(t.parts, dtype=np.uint64)
+                                              * np.uint64(t.part_blocks))[None, :]
+            out_cell = t.part_blocks * per_block
+
+        def cell(tile):
+            cell_shape = (t.lanes_per_tile, t.parts_per_tile)
+            *h, final_tweak, first_block = (tile["words"].get(i, x) for i, x in enumerate(words))
+            if "part_first" in tile:
+                first_block = w.add(first_block, tile["part_first"])
+            blocks = _cell_blocks(cell_shape, h, final_tweak, first_block, t.part_blocks, dtype)
+            return _cut_rows(blocks, tile.get("skip", skip), n) if t.parts == 1 else blocks
+
+        out = _lanes.in_strided_tiles(cell, cells,
+                                      tile_shape=(t.lanes_per_tile, t.parts_per_tile),
+                                      out_cell=jax.ShapeDtypeStruct((out_cell,), dtype))
+        if t.parts == 1:
+            rows = out.reshape(t.padded_lanes, n)
+            return rows if t.padded_lanes == n_lanes else rows[:n_lanes]
+        return _cut_rows(out.reshape(n_lanes, -1), skip, n)

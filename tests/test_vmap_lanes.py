@@ -1,0 +1,285 @@
+"""Vmapped draws: every lane equals its unbatched draw, and peak memory stays near the output's.
+
+On a CPU, ``vmap`` of a draw does not batch the one-stream lowering: a ``custom_vmap`` rule hands
+the examples, as lanes, to ``_stream_lanes``, which runs a tile of cells (whole lanes, or parts
+of long lanes) at a time. The references here are the same draws made one example at a time
+(``lax.map`` traces the draw unbatched) and, for a few lanes, the oracle. Lane counts and shapes
+are chosen to cover one tile, many tiles, lane counts no tile size divides (padded or not), and
+lanes split into parts, exactly or with padding.
+"""
+
+from __future__ import annotations
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from absl.testing import parameterized
+from jax import lax
+
+import jaxpmac as jp
+from conftest import assert_equal_arrays, oracle_bits
+from jaxpmac import _stream_lanes
+
+SEED, LABELS = 77, ["lanes"]
+ROOT = jp.key(SEED).split_static(*LABELS)
+PER_LANE = (256,)   # 32 blocks of uint32: at most 128 lanes to a tile
+
+
+def one_at_a_time(draw, *xs):
+    """``draw`` of each example along the leading axis of ``xs``, unbatched, stacked."""
+    return np.asarray(jax.jit(lambda xs: lax.map(lambda x: draw(*x), xs))(xs))
+
+
+def uids(n: int) -> jax.Array:
+    return jnp.arange(n, dtype=jnp.uint32) * np.uint32(7919) + np.uint32(3)
+
+
+class LaneCountTest(chex.TestCase):
+
+    @chex.variants(with_jit=True, without_jit=True)
+    @parameterized.parameters(
+        1,      # one lane
+        3,      # one tile
+        300,    # tiles of 100 lanes (4 x 25: all the twos, and the largest divisor that fits)
+        301,    # 7 x 43: tiles of 43 lanes
+        1000,   # tiles of 40 lanes
+        4001)   # a prime: one-lane tiles would be too small, so lanes are padded to 4096
+    def test_each_lane_is_its_unbatched_draw(self, n_lanes):
+        def draw(i):
+            return jp.bits(ROOT.split(i), PER_LANE)
+
+        got = self.variant(jax.vmap(draw))(uids(n_lanes))
+        assert_equal_arrays(got, one_at_a_time(draw, uids(n_lanes)))
+        for lane in sorted({0, n_lanes - 1}):
+            assert_equal_arrays(got[lane], oracle_bits(SEED, LABELS, [int(uids(n_lanes)[lane])],
+                                                       PER_LANE[0], jnp.uint32))
+
+
+class ShapeTest(chex.TestCase):
+
+    @chex.variants(with_jit=True, without_jit=True)
+    @parameterized.parameters(
+        (jnp.uint8, (37,), 2500),          # 2 blocks, the last cut; tiles of 500 lanes
+        (jnp.uint16, (3, 5), 5000),        # 15 of 16 elements of a block; tiles of 1000 lanes
+        (jnp.uint32, (1001,), 40),         # 126 blocks, the last cut; tiles of 8 lanes
+        (jnp.uint32, (8192,), 16),         # 1024 blocks: parts that split the lanes exactly
+        (jnp.uint16, (33001,), 3),         # 2063 blocks: whole lanes, one a tile
+        (jnp.uint8, (4, 40001), 2))        # 5001 blocks: parts, the lanes padded with blocks
+    def test_dtypes_and_shapes(self, dtype, shape, n_lanes):
+        def draw(i):
+            return jp.bits(ROOT.split(i), shape, dtype)
+
+        got = self.variant(jax.vmap(draw))(uids(n_lanes))
+        assert got.shape == (n_lanes, *shape) and got.dtype == dtype
+        assert_equal_arrays(got, one_at_a_time(draw, uids(n_lanes)))
+        last = int(uids(n_lanes)[-1])
+        assert_equal_arrays(got[-1].ravel()[:300],
+                            oracle_bits(SEED, LABELS, [last], 300, dtype)[:got[-1].size])
+
+    @parameterized.parameters(((33,), 300), ((2051,), 12), ((4100,), 3))
+    def test_uint64_with_x64(self, shape, n_lanes):
+        with jax.enable_x64(True):
+            def draw(i):
+                return jp.bits(ROOT.split(i), shape, jnp.uint64)
+
+            got = jax.jit(jax.vmap(draw))(uids(n_lanes))
+            assert_equal_arrays(got, one_at_a_time(draw, uids(n_lanes)))
+            # The same lanes with x64 off draw the same 32-bit halves.
+            got32 = np.asarray(got).view(np.uint32)
+        with jax.enable_x64(False):
+            narrow = jax.jit(jax.vmap(lambda i: jp.bits(ROOT.split(i), (2 * shape[0],))))(
+                uids(n_lanes))
+        assert_equal_arrays(got32, np.asarray(narrow))
+
+
+class BatchingTest(chex.TestCase):
+    """The rule under the ways a vmap reaches it: nested, other axes, batched states, offsets."""
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_nested_vmaps_and_axes(self):
+        def draw(i):
+            return jp.bits(ROOT.split(i), PER_LANE)
+
+        grid = uids(300).reshape(4, 75)
+        expected = one_at_a_time(draw, grid.reshape(-1)).reshape(4, 75, *PER_LANE)
+        assert_equal_arrays(self.variant(jax.vmap(jax.vmap(draw)))(grid), expected)
+        # Outer vmap over axis 1 (non-leading), results placed on axis 1.
+        columns = self.variant(jax.vmap(jax.vmap(draw), in_axes=1, out_axes=1))(grid)
+        assert_equal_arrays(columns, expected)
+        # Three levels, the middle one mapping an unbatched word (a label of the outer lane).
+        three = self.variant(jax.vmap(lambda row: jax.vmap(lambda i: jax.vmap(
+            lambda j: jp.bits(ROOT.split(i, j), (8,)))(jnp.arange(3)))(row)))(grid[:, :5])
+        for r, c, j in [(0, 0, 0), (3, 4, 2), (2, 1, 1)]:
+            assert_equal_arrays(three[r, c, j], jp.bits(ROOT.split(int(grid[r, c]), j), (8,)))
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_batched_states(self):
+        states = jax.vmap(lambda i: ROOT.split(i))(uids(300))
+        got = self.variant(jax.vmap(lambda s: jp.bits(s.split(5), PER_LANE)))(states)
+        assert_equal_arrays(got, one_at_a_time(lambda i: jp.bits(ROOT.split(i, 5), PER_LANE),
+                                               uids(300)))
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_traced_offsets(self):
+        offsets = jnp.arange(300, dtype=jnp.uint32) * np.uint32(37) + np.uint32(2**32 - 20000)
+        state = ROOT.split(9)
+
+        def at_offset(o):  # only the offset is batched
+            return jp.bits(state, (99,), jnp.uint8, offset=o)
+
+        assert_equal_arrays(self.variant(jax.vmap(at_offset))(offsets),
+                            one_at_a_time(at_offset, offsets))
+        assert_equal_arrays(self.variant(jax.vmap(at_offset))(offsets)[-1],
+                            oracle_bits(SEED, LABELS, [9], 99, jnp.uint8,
+                                        start=int(offsets[-1])))
+
+        def both(i, o):
+            return jp.bits(ROOT.split(i), (1001,), offset=o)
+
+        assert_equal_arrays(self.variant(jax.vmap(both))(uids(300), offsets),
+                            one_at_a_time(both, uids(300), offsets))
+
+        def long_lanes(i, o):
+            return jp.bits(ROOT.split(i), (40000,), offset=o)
+
+        assert_equal_arrays(self.variant(jax.vmap(long_lanes))(uids(3), offsets[:3]),
+                            one_at_a_time(long_lanes, uids(3), offsets[:3]))
+
+    def test_static_offsets_and_block_counter_carries(self):
+        def draw(i):
+            return jp.bits(ROOT.split(i), (40001,), jnp.uint16, offset=5)
+
+        assert_equal_arrays(jax.jit(jax.vmap(draw))(uids(3)), one_at_a_time(draw, uids(3)))
+        with jax.enable_x64(True):
+            # Offsets across block 2**32 and near the end of the stream.
+            offsets = np.array([(2**32 - 3) * 8 + 5, 2**40 + 3, 2**64 - 8 * 600], np.uint64)
+            offsets = np.repeat(offsets, 100)
+
+            def at(o):
+                return jp.bits(ROOT, (300,), offset=o)
+
+            got = jax.jit(jax.vmap(at))(offsets)
+            assert_equal_arrays(got, one_at_a_time(at, offsets))
+        for row in (0, 150, 299):
+            assert_equal_arrays(got[row], oracle_bits(SEED, LABELS, [], 300, jnp.uint32,
+                                                      start=int(offsets[row])))
+
+
+class TransformTest(chex.TestCase):
+    """Vmapped draws inside the transforms a model applies around them."""
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_grad_checkpoint_and_scan(self):
+        ids = uids(300)
+        noise = one_at_a_time(lambda i: jp.bits(ROOT.split(i), PER_LANE), ids)
+        noise = noise.astype(np.float32) / np.float32(2**32)
+        x = np.linspace(-1.0, 1.0, PER_LANE[0], dtype=np.float32)
+
+        def loss(w, ids):
+            def one(i):
+                u = jp.bits(ROOT.split(i), PER_LANE).astype(jnp.float32) / np.float32(2**32)
+                return jnp.sum((w * x + u) ** 2)
+            return jnp.sum(jax.vmap(jax.checkpoint(one))(ids))
+
+        expected = np.sum(2 * (2.0 * x + noise) * x, dtype=np.float64)
+        np.testing.assert_allclose(self.variant(jax.grad(loss))(2.0, ids), expected, rtol=1e-4)
+        # Per-example gradients: vmap of grad.
+        per_example = self.variant(jax.vmap(jax.grad(loss), in_axes=(None, 0)))(
+            2.0, ids.reshape(300, 1))
+        np.testing.assert_allclose(per_example, np.sum(2 * (2.0 * x + noise) * x, axis=1),
+                                   rtol=1e-4)
+
+        def scanned(ids):   # a scan over vmapped draws, and a vmap over scanned ones
+            return (lax.scan(lambda c, row: (c, jax.vmap(lambda i: jp.bits(
+                        ROOT.split(i), PER_LANE))(row)), 0, ids.reshape(4, 75))[1],
+                    jax.vmap(lambda row: lax.scan(lambda c, i: (c, jp.bits(
+                        ROOT.split(i), PER_LANE)), 0, row)[1])(ids.reshape(4, 75)))
+
+        bits = one_at_a_time(lambda i: jp.bits(ROOT.split(i), PER_LANE), ids)
+        for got in self.variant(scanned)(ids):
+            assert_equal_arrays(got.reshape(300, *PER_LANE), bits)
+
+    def test_jvp_with_float0_tangents(self):
+        ids = uids(300)
+
+        def draw(ids):
+            return jax.vmap(lambda i: jp.bits(ROOT.split(i), PER_LANE))(ids)
+
+        primal, tangent = jax.jvp(draw, (ids,), (np.zeros(ids.shape, jax.dtypes.float0),))
+        assert_equal_arrays(primal, one_at_a_time(lambda i: jp.bits(ROOT.split(i), PER_LANE),
+                                                  ids))
+        assert tangent.dtype == jax.dtypes.float0
+
+
+class InteropTest(chex.TestCase):
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_vmapped_jax_random_keys(self):
+        keys = jax.vmap(lambda i: jp.as_jax_key(ROOT.split(i)))(uids(300))
+        got = self.variant(jax.vmap(lambda k: jax.random.bits(k, PER_LANE, jnp.uint32)))(keys)
+        expected = one_at_a_time(lambda i: jp.bits(ROOT.split(i), PER_LANE), uids(300))
+        assert_equal_arrays(got, expected)
+        folded = self.variant(jax.vmap(lambda i: jax.random.bits(
+            jax.random.fold_in(jp.as_jax_key(ROOT), i), PER_LANE, jnp.uint32)))(uids(300))
+        assert_equal_arrays(folded, expected)
+
+    def test_explicit_draws_inside_randomized(self):
+        model = jp.randomized(lambda ids: jax.vmap(
+            lambda i: jp.bits(ROOT.split(i), PER_LANE))(ids) + jp.rand.bits(PER_LANE))
+        got = model(jp.key(1), uids(300))
+        implicit = model(jp.key(1), jnp.zeros(300, jnp.uint32)) - jax.vmap(
+            lambda i: jp.bits(ROOT.split(i), PER_LANE))(jnp.zeros(300, jnp.uint32))
+        expected = one_at_a_time(lambda i: jp.bits(ROOT.split(i), PER_LANE), uids(300))
+        assert_equal_arrays(got - implicit, expected)
+
+
+# -- peak memory (memory_analysis: a property of the compiled program, not a timing) -----------
+def _peak_over_output(draw) -> float:
+    memory = jax.jit(draw).lower(jnp.uint32(SEED)).compile().memory_analysis()
+    if memory is None:
+        pytest.skip("this backend reports no memory analysis")
+    peak = (memory.temp_size_in_bytes + memory.output_size_in_bytes
+            + memory.argument_size_in_bytes)
+    return peak / memory.output_size_in_bytes
+
+
+@pytest.mark.parametrize("shape, n_lanes, offset", [
+    ((1024,), 4096, None),      # the benchmark's vmap workload: 16 MiB of output
+    ((1024,), 4096, "traced"),  # a traced offset per lane
+    ((131072,), 8, None),       # long lanes, split into parts
+])
+def test_vmap_peak_memory_is_near_the_output(shape, n_lanes, offset):
+    if jax.default_backend() != "cpu":
+        pytest.skip("the tiled lowering is the CPU's")
+
+    def draw(seed):
+        k = jp.key(seed)
+        ids = jnp.arange(n_lanes, dtype=jnp.uint32)
+        if offset is None:
+            return jax.vmap(lambda i: jp.bits(k.split(i), shape))(ids)
+        return jax.vmap(lambda i: jp.bits(k.split(i), shape, offset=i * np.uint32(3)))(ids)
+
+    assert _peak_over_output(draw) <= 1.5
+
+
+# -- the tiling --------------------------------------------------------------------------------
+@pytest.mark.parametrize("n_lanes", [1, 2, 3, 8, 12, 300, 301, 4001, 4096, 65536])
+@pytest.mark.parametrize("n_blocks", [1, 2, 5, 32, 128, 129, 512, 513, 1024, 1025, 4096, 4097,
+                                      16384, 125000])
+def test_tiling_covers_every_block_once_per_cell(n_lanes, n_blocks):
+    t = _stream_lanes.tiling(n_lanes, n_blocks)
+    tile = t.lanes_per_tile * t.parts_per_tile * t.part_blocks
+    assert tile <= _stream_lanes.TILE_BLOCKS
+    assert t.padded_lanes % t.lanes_per_tile == 0
+    assert 0 <= t.padded_lanes - n_lanes < t.lanes_per_tile
+    assert t.parts % t.parts_per_tile == 0
+    assert t.parts * t.part_blocks >= n_blocks
+    if t.parts == 1:
+        assert t.part_blocks == n_blocks
+    else:
+        assert t.padded_lanes == n_lanes   # lanes split into parts are never padded
+        assert t.parts * t.part_blocks - n_blocks < t.part_blocks * t.parts_per_tile
+    if n_lanes * n_blocks >= _stream_lanes.MIN_TILE_BLOCKS:
+        assert tile >= min(_stream_lanes.MIN_TILE_BLOCKS, n_lanes * n_blocks)
