@@ -88,9 +88,10 @@ def _offset_blocks(offset, per_block: int):
     return first_block, (offset.lo & np.uint32(per_block - 1)).astype(jnp.int32)
 
 
-@partial(jax.jit, static_argnames=("final_tweak", "n", "dtype", "native", "static_skip"))
+@partial(jax.jit, static_argnames=("final_tweak", "n", "dtype", "native", "static_skip",
+                                   "word_map"))
 def _stream_impl(h, first_block, dynamic_skip, *, final_tweak: int, n: int, dtype,
-                 native: bool, static_skip: int | None):
+                 native: bool, static_skip: int | None, word_map):
     # The hash and block index arrive as arguments, not constants, so that eager draws from
     # many states share one compiled program; under an outer jit they are constants anyway.
     if native:
@@ -100,26 +101,28 @@ def _stream_impl(h, first_block, dynamic_skip, *, final_tweak: int, n: int, dtyp
     if static_skip is not None:
         n_blocks = -(-(static_skip + n) // per_block)
         return _stream.stream_window(h, final_tweak, first_block, static_skip, n, n_blocks,
-                                     dtype, native=native)
+                                     dtype, native=native, word_map=word_map)
     n_blocks = -(-n // per_block) + 1
     return _stream.stream_window(h, final_tweak, first_block, dynamic_skip, n, n_blocks, dtype,
-                                 native=native)
+                                 native=native, word_map=word_map)
 
 
 def hash_stream(h, final_tweak: int, n: int, dtype, *, offset: w.Word = 0,
-                native: bool | None = None) -> jax.Array:
+                native: bool | None = None, word_map=None) -> jax.Array:
     """Stream elements ``offset .. offset + n - 1`` of the message hash ``(final_tweak, h)``.
 
     ``h`` holds four words (static ints or dynamic ``Pair``s); ``offset`` is a static int or a
     dynamic ``Pair`` word; ``native`` forces the cipher path (default: native uint64 words when
-    x64 is on). Inputs are not checked.
+    x64 is on); ``word_map`` (a ``_unit.WordMap``) gives its values of the elements instead.
+    Inputs are not checked.
     """
     native = use_native_words() if native is None else native
     first_block, skip = _offset_blocks(offset, _stream.elements_per_block(dtype))
     static_skip = skip if isinstance(skip, int) else None
     return _stream_impl(tuple(w.to_pair(x) for x in h), w.to_pair(first_block),
                         0 if static_skip is not None else skip, final_tweak=final_tweak, n=n,
-                        dtype=jnp.dtype(dtype), native=native, static_skip=static_skip)
+                        dtype=jnp.dtype(dtype), native=native, static_skip=static_skip,
+                        word_map=word_map)
 
 
 def stream(state: RNGState, n: int, dtype, *, offset: w.Word = 0,

@@ -40,8 +40,8 @@ class HashedState:
     def tree_unflatten(cls, final_tweak, h):
         return cls(h, final_tweak)
 
-    def stream(self, n: int, dtype) -> jax.Array:
-        return _bits.hash_stream(self.h, self.final_tweak, n, dtype)
+    def stream(self, n: int, dtype, *, word_map=None) -> jax.Array:
+        return _bits.hash_stream(self.h, self.final_tweak, n, dtype, word_map=word_map)
 
 
 @jax.tree_util.register_pytree_node_class

@@ -29,8 +29,7 @@ def standard_normal_flat(state, n: int, dtype) -> jax.Array:
     beyond it: ``2**-32``) and ``-ndtri(2**-65) ~ 8.9`` for float64. ``ndtri`` is
     ``jax.scipy.special.ndtri``, evaluated on the lower half only (``_ndtri``: same values).
     """
-    cdtype = _unit.compute_dtype(dtype)
-    return _ndtri.normal_of_word(_unit.words(state, n, 1, dtype)[:, 0], cdtype)
+    return _unit.mapped_words(state, n, dtype, _ndtri.normal_of_word, _unit.compute_dtype(dtype))
 
 
 @partial(jax.jit, static_argnames=("shape", "dtype"))

@@ -57,8 +57,7 @@ _TRANSFORMS = {"exponential": _exponential, "gumbel": _gumbel, "logistic": _logi
 
 def unit_transform_flat(state, n: int, dtype, kind: str) -> jax.Array:
     """``[n]`` draws of ``kind`` in the computation dtype (for use by other samplers)."""
-    word = _unit.words(state, n, 1, dtype)[:, 0]
-    return _TRANSFORMS[kind](word, _unit.compute_dtype(dtype))
+    return _unit.mapped_words(state, n, dtype, _TRANSFORMS[kind], _unit.compute_dtype(dtype))
 
 
 @partial(jax.jit, static_argnames=("shape", "dtype", "kind"))

@@ -76,23 +76,40 @@ def _encrypt_blocks(h, final_tweak: int, first_block, n_blocks: int, dtype, *, n
     return blocks_to_stream(words, dtype)
 
 
-def _chunked(h, final_tweak, first_block, n_blocks, dtype, *, native):
+def map_words(word_map, words: jax.Array, *, x64: bool) -> jax.Array:
+    """``word_map(words)`` (``None``: the words), traced with x64 as the caller had it: the CPU
+    lowering enables x64 for its own uint64 words, and a sampler's arithmetic must not see it."""
+    if word_map is None:
+        return words
+    with jax.enable_x64(x64):
+        return word_map(words)
+
+
+def mapped_dtype(word_map, dtype, *, x64: bool) -> np.dtype:
+    if word_map is None:
+        return jnp.dtype(dtype)
+    with jax.enable_x64(x64):
+        return jax.eval_shape(word_map, jax.ShapeDtypeStruct((1,), dtype)).dtype
+
+
+def _chunked(h, final_tweak, first_block, n_blocks, dtype, *, native, word_map, x64):
     if n_blocks <= CPU_CHUNK_BLOCKS:
-        return _encrypt_blocks(h, final_tweak, first_block, n_blocks, dtype, native=native,
-                               rolled=True)
+        return map_words(word_map, _encrypt_blocks(h, final_tweak, first_block, n_blocks, dtype,
+                                                   native=native, rolled=True), x64=x64)
     n_chunks = -(-n_blocks // CPU_CHUNK_BLOCKS)
     chunk_offsets = lax.iota(jnp.uint32, n_chunks) * np.uint32(CPU_CHUNK_BLOCKS)
 
     def one_chunk(offset):
         offset = offset.astype(jnp.uint64) if native else w.Pair(jnp.uint32(0), offset)
-        return _encrypt_blocks(h, final_tweak, w.add(first_block, offset), CPU_CHUNK_BLOCKS,
-                               dtype, native=native, rolled=True)
+        return map_words(word_map, _encrypt_blocks(
+            h, final_tweak, w.add(first_block, offset), CPU_CHUNK_BLOCKS, dtype, native=native,
+            rolled=True), x64=x64)
 
     pieces = lax.map(one_chunk, chunk_offsets)
     return pieces.reshape(-1)[: n_blocks * elements_per_block(dtype)]
 
 
-def _chunked_via_uint64(h, final_tweak, first_block, n_blocks, dtype):
+def _chunked_via_uint64(h, final_tweak, first_block, n_blocks, dtype, *, word_map, x64):
     # Pair words cost ~3x the native ones on a CPU (a 64-bit add is five 32-bit ops, a
     # rotation six), so with x64 off the CPU lowering still runs the cipher on uint64 words:
     # enabling x64 for this trace only changes the element type inside the compiled program.
@@ -104,22 +121,26 @@ def _chunked_via_uint64(h, final_tweak, first_block, n_blocks, dtype):
             first_block = w.to_u64(first_block)
         if not w.is_static(final_tweak):
             final_tweak = w.to_u64(final_tweak)
-        return _chunked(h, final_tweak, first_block, n_blocks, dtype, native=True)
+        return _chunked(h, final_tweak, first_block, n_blocks, dtype, native=True,
+                        word_map=word_map, x64=x64)
 
 
-def _blocks_stream(h, final_tweak, first_block, n_blocks: int, dtype, *, native: bool):
+def _blocks_stream(h, final_tweak, first_block, n_blocks: int, dtype, *, native: bool,
+                   word_map, x64: bool):
     """:func:`counter_stream` of one stream (no lane axis): the lowering outside any ``vmap``."""
     if n_blocks == 0:
-        return jnp.zeros((0,), dtype)
+        return jnp.zeros((0,), mapped_dtype(word_map, dtype, x64=x64))
+    mapping = dict(word_map=word_map, x64=x64)
 
     def on_cpu():
         if native:
-            return _chunked(h, final_tweak, first_block, n_blocks, dtype, native=native)
-        return _chunked_via_uint64(h, final_tweak, first_block, n_blocks, dtype)
+            return _chunked(h, final_tweak, first_block, n_blocks, dtype, native=native,
+                            **mapping)
+        return _chunked_via_uint64(h, final_tweak, first_block, n_blocks, dtype, **mapping)
 
     def elsewhere():
-        return _encrypt_blocks(h, final_tweak, first_block, n_blocks, dtype, native=native,
-                               rolled=False)
+        return map_words(word_map, _encrypt_blocks(h, final_tweak, first_block, n_blocks, dtype,
+                                                   native=native, rolled=False), x64=x64)
 
     return on_cpu() if tf.prefer_rolled() else elsewhere()
 
@@ -131,9 +152,10 @@ def _cut(flat: jax.Array, skip, n: int) -> jax.Array:
     return lax.dynamic_slice_in_dim(flat, skip, n)
 
 
-def _one_window(h, final_tweak, first_block, skip, *, n, n_blocks, dtype, native):
-    return _cut(_blocks_stream(h, final_tweak, first_block, n_blocks, dtype, native=native),
-                skip, n)
+def _one_window(h, final_tweak, first_block, skip, *, n, n_blocks, dtype, native, word_map,
+                x64):
+    return _cut(_blocks_stream(h, final_tweak, first_block, n_blocks, dtype, native=native,
+                               word_map=word_map, x64=x64), skip, n)
 
 
 def _dynamic_part(values: tuple) -> dict:
@@ -147,7 +169,7 @@ def _with_dynamic(values: tuple, dynamic: dict) -> tuple:
 
 
 def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word, skip,
-                  n: int, n_blocks: int, dtype, *, native: bool) -> jax.Array:
+                  n: int, n_blocks: int, dtype, *, native: bool, word_map=None) -> jax.Array:
     """Stream elements ``skip .. skip + n - 1`` of blocks ``first_block ..``, flat ``[n]``.
 
     Arguments as for :func:`counter_stream`; ``skip`` is a static int or an int32 scalar, and
@@ -158,15 +180,19 @@ def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word,
     where ``vmap`` of the unbatched lowering would run the cipher loop on all the examples'
     blocks at once, its words for every block live next to the output (2.75x the output's
     memory for 4096 examples of 1024 uint32). The bits are the same either way.
+
+    ``word_map`` (a ``_unit.WordMap``, or None) maps the elements where they are made, chunk by
+    chunk or tile by tile, so that a sampler's output is the only long array.
     """
     # Imported here: _stream_lanes builds on this module's block functions.
     from jaxpmac import _stream_lanes
 
+    x64 = bool(jax.config.jax_enable_x64)
     if n == 0:
-        return jnp.zeros((0,), dtype)
+        return jnp.zeros((0,), mapped_dtype(word_map, dtype, x64=x64))
     values = (*h, final_tweak, first_block, skip)
     dynamic = _dynamic_part(values)
-    window = dict(n=n, n_blocks=n_blocks, dtype=dtype)
+    window = dict(n=n, n_blocks=n_blocks, dtype=dtype, word_map=word_map, x64=x64)
     if not (tf.prefer_rolled() and dynamic):
         # Other backends run the unrolled cipher, an elementwise program whose vmap is already
         # as small as it gets.

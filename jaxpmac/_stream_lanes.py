@@ -156,8 +156,8 @@ def _cut_rows(rows: jax.Array, skip, n: int) -> jax.Array:
     return cut(rows, jnp.broadcast_to(skip, rows.shape[:-1]))
 
 
-def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int,
-                 dtype) -> jax.Array:
+def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int, dtype,
+                 word_map=None, x64: bool = False) -> jax.Array:
     """``_stream.stream_window`` of every lane, ``[L, n]``, on a CPU.
 
     Args:
@@ -165,7 +165,8 @@ def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int,
             int or a dynamic word (``Pair`` or ``uint64``) of shape ``[L]``, or ``[1]`` (shared
             by every lane).
         skip: a static int or an int32 array ``[L]`` or ``[1]``.
-        n, n_blocks, dtype: as for :func:`_stream.stream_window`.
+        n, n_blocks, dtype, word_map: as for :func:`_stream.stream_window`; ``x64``: whether
+            the caller has x64 on (``word_map`` runs with it, not with this function's x64).
 
     Returns:
         Row ``l`` is ``_stream.stream_window`` of lane ``l``'s words, bit for bit.
@@ -175,8 +176,9 @@ def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int,
         words = tuple(x if w.is_static(x) else w.to_u64(x)
                       for x in (*h, final_tweak, first_block))
         n_lanes = max(jnp.shape(x)[0] for x in (*words, skip) if not isinstance(x, int))
+        out_dtype = _stream.mapped_dtype(word_map, dtype, x64=x64)
         if n_lanes == 0:   # a vmap over no examples
-            return jnp.zeros((0, n), dtype)
+            return jnp.zeros((0, n), out_dtype)
         t = tiling(n_lanes, n_blocks)
         per_block = _stream.elements_per_block(dtype)
 
@@ -199,12 +201,14 @@ def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int,
             *h, final_tweak, first_block = (tile["words"].get(i, x) for i, x in enumerate(words))
             if "part_first" in tile:
                 first_block = w.add(first_block, tile["part_first"])
-            blocks = _cell_blocks(cell_shape, h, final_tweak, first_block, t.part_blocks, dtype)
+            blocks = _stream.map_words(
+                word_map, _cell_blocks(cell_shape, h, final_tweak, first_block, t.part_blocks,
+                                       dtype), x64=x64)
             return _cut_rows(blocks, tile.get("skip", skip), n) if t.parts == 1 else blocks
 
         out = _lanes.in_strided_tiles(cell, cells,
                                       tile_shape=(t.lanes_per_tile, t.parts_per_tile),
-                                      out_cell=jax.ShapeDtypeStruct((out_cell,), dtype))
+                                      out_cell=jax.ShapeDtypeStruct((out_cell,), out_dtype))
         if t.parts == 1:
             rows = out.reshape(t.padded_lanes, n)
             return rows if t.padded_lanes == n_lanes else rows[:n_lanes]

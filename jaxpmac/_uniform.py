@@ -99,7 +99,7 @@ def _uniform_impl(state, more, minval, maxval, *, shape, dtype, precise):
     if precise:
         unit = _precise_unit(state, more, n, dtype)
     else:
-        unit = _unit.fast_unit(_unit.words(state, n, 1, dtype)[:, 0], dtype)
+        unit = _unit.mapped_words(state, n, dtype, _unit.fast_unit, dtype)
     return _scale(unit.reshape(shape), minval, maxval)
 
 

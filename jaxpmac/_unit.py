@@ -11,10 +11,28 @@ Half-precision samplers compute in float32 and round once at the end.
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Callable
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+
+
+@dataclasses.dataclass(frozen=True)
+class WordMap:
+    """An elementwise function of stream words, ``fn(words, fn_dtype)``, applied where
+    the words are made: the stream's chunks (or vmapped tiles) are mapped as they are
+    generated, so the raw words of a long draw never exist all at once next to its output
+    (peak memory about 1x the output instead of 2x). A static, hashable argument of the
+    jitted stream: module-level functions and dtypes only."""
+
+    fn: Callable
+    fn_dtype: np.dtype
+
+    def __call__(self, words: jax.Array) -> jax.Array:
+        return self.fn(words, self.fn_dtype)
 
 
 
@@ -27,6 +45,13 @@ def compute_dtype(dtype) -> np.dtype:
     """Half-precision samplers compute in float32."""
     dtype = jnp.dtype(dtype)
     return jnp.dtype(jnp.float32) if dtype.itemsize < 4 else dtype
+
+
+def mapped_words(source, n: int, dtype, fn: Callable, fn_dtype) -> jax.Array:
+    """``[n]`` values ``fn(word_i, fn_dtype)`` of the stream words ``0 .. n - 1`` that float
+    ``dtype`` reads (:func:`word_dtype`) from ``source``, computed where the words are made
+    (:class:`WordMap`): ``fn`` must be elementwise."""
+    return source.stream(n, word_dtype(dtype), word_map=WordMap(fn, jnp.dtype(fn_dtype)))
 
 
 def words(source, n: int, per_element: int, dtype) -> jax.Array:

@@ -359,3 +359,23 @@ class InvalidTracedValuesTest(chex.TestCase):
             both[1], jp.categorical(state, fixed.T, axis=0, shape=(3, 6), replace=replace))
         np.testing.assert_array_equal(both[0][:, invalid], -1)
         np.testing.assert_array_equal(both[0][:, valid], both[1][:, valid])
+
+
+# Samplers that read one word per element map the words chunk by chunk where they are made
+# (``_unit.mapped_words``), so the raw words never exist next to the output. (``uniform`` is
+# not among them: its minval/maxval scaling is a pass of its own, ~2x the output.)
+ONE_WORD_SAMPLERS = ("normal", "exponential", "gumbel", "laplace", "logistic", "cauchy")
+
+
+def _peak_over_output(fn) -> float:
+    memory = jax.jit(fn).lower(jnp.uint32(1)).compile().memory_analysis()
+    peak = memory.temp_size_in_bytes + memory.output_size_in_bytes + memory.argument_size_in_bytes
+    return peak / memory.output_size_in_bytes
+
+
+@pytest.mark.parametrize("name", ONE_WORD_SAMPLERS)
+def test_one_word_samplers_peak_memory_is_about_the_output(name):
+    sampler = getattr(jp, name)
+    assert _peak_over_output(lambda s: sampler(jp.key(s), (1 << 18,))) <= 1.15
+    assert _peak_over_output(lambda s: jax.vmap(
+        lambda i: sampler(jp.key(s).split(i), (1024,)))(jnp.arange(256))) <= 1.15
