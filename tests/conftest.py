@@ -8,7 +8,9 @@ cases into one jitted call with fixed shapes (hypothesis then varies values, nev
 from __future__ import annotations
 
 import json
+import os
 import pathlib
+import subprocess
 import sys
 
 import hypothesis
@@ -104,3 +106,20 @@ def assert_equal_arrays(actual, expected) -> None:
     assert actual.dtype == expected.dtype, (actual.dtype, expected.dtype)
     assert actual.shape == expected.shape, (actual.shape, expected.shape)
     np.testing.assert_array_equal(actual, expected)
+
+
+# -- child processes with several host devices -------------------------------------------------
+def run_child_with_host_devices(script: str, *, devices: int = 8, timeout: int = 600) -> dict:
+    """Runs ``script`` in a Python child with ``devices`` CPU devices and x64 off (device count
+    and x64 are fixed at start-up, so sharding tests need their own process) and returns the
+    JSON of its one ``REPORT {...}`` line."""
+    repo = TESTS_DIR.parent
+    env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}",
+               JAX_PLATFORMS="cpu", JAX_ENABLE_X64="0")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(repo), env.get("PYTHONPATH")]))
+    child = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                           env=env, cwd=repo, timeout=timeout)
+    assert child.returncode == 0, child.stderr[-4000:]
+    lines = [line for line in child.stdout.splitlines() if line.startswith("REPORT ")]
+    assert len(lines) == 1, child.stdout[-2000:] + child.stderr[-2000:]
+    return json.loads(lines[0][len("REPORT "):])

@@ -7,16 +7,11 @@ set before JAX starts, so the checks run in a child process that prints one JSON
 
 from __future__ import annotations
 
-import json
-import os
-import pathlib
-import subprocess
-import sys
 import textwrap
 
 import pytest
+from conftest import run_child_with_host_devices
 
-REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 COLLECTIVES = ("all-gather", "all-to-all", "collective-permute", "all-reduce",
                "reduce-scatter")
 
@@ -75,15 +70,7 @@ CHILD = textwrap.dedent("""
 @pytest.fixture(scope="module")
 def report():
     """Runs the child once (it compiles a dozen programs) for all tests of this file."""
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8",
-               JAX_PLATFORMS="cpu", JAX_ENABLE_X64="0",
-               PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]))
-    child = subprocess.run([sys.executable, "-c", CHILD], env=env, cwd=REPO_ROOT,
-                           capture_output=True, text=True, timeout=600)
-    assert child.returncode == 0, child.stderr[-4000:]
-    lines = [line for line in child.stdout.splitlines() if line.startswith("REPORT ")]
-    assert len(lines) == 1, child.stdout[-2000:] + child.stderr[-2000:]
-    return json.loads(lines[0][len("REPORT "):])
+    return run_child_with_host_devices(CHILD, timeout=600)
 
 
 def test_sharded_draws_match_and_need_no_collectives(report):

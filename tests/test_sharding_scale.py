@@ -4,16 +4,11 @@ Runs in a subprocess with 8 host CPU devices (``--xla_force_host_platform_device
 set before jax starts, and the rest of the suite runs on one device).
 """
 
-import json
-import os
-import pathlib
-import subprocess
-import sys
 import textwrap
 
 import pytest
+from conftest import run_child_with_host_devices
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 
 SCRIPT = textwrap.dedent(r"""
     import json
@@ -73,14 +68,7 @@ SCRIPT = textwrap.dedent(r"""
 
 @pytest.fixture(scope="module")
 def report():
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8",
-               JAX_PLATFORMS="cpu")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
-                          env=env, cwd=REPO, timeout=300)
-    assert done.returncode == 0, done.stderr[-4000:]
-    (line,) = [l for l in done.stdout.splitlines() if l.startswith("REPORT ")]
-    return json.loads(line[len("REPORT "):])
+    return run_child_with_host_devices(SCRIPT, timeout=300)
 
 
 @pytest.mark.parametrize("name", ["bits", "jax_random_bits"])

@@ -8,16 +8,11 @@ before JAX starts).
 
 from __future__ import annotations
 
-import json
-import os
-import pathlib
-import subprocess
-import sys
 import textwrap
 
 import pytest
+from conftest import run_child_with_host_devices
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 
 CHILD = textwrap.dedent(r"""
     import json
@@ -76,14 +71,7 @@ CHILD = textwrap.dedent(r"""
 
 @pytest.fixture(scope="module")
 def report():
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8",
-               JAX_PLATFORMS="cpu", JAX_ENABLE_X64="0")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    done = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True,
-                          env=env, cwd=REPO, timeout=600)
-    assert done.returncode == 0, done.stderr[-4000:]
-    (line,) = [l for l in done.stdout.splitlines() if l.startswith("REPORT ")]
-    return json.loads(line[len("REPORT "):])
+    return run_child_with_host_devices(CHILD, timeout=600)
 
 
 @pytest.mark.parametrize("workload", ["short_lanes", "long_lanes"])
