@@ -215,8 +215,8 @@ def encrypt_rolled(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[
     than a loop). Each step runs one, two or four rounds (``_rounds_per_step``) and then adds
     the subkey due after them (zero between injections); the rotation amounts and subkey rows
     are per-step tables, so the body is one straight chain with no ``cond`` (half the program
-    of a body with a branch per group parity). The key is static (it is always the generator key); tweak and block
-    words may be static or dynamic.
+    of a body with a branch per group parity). The key is static (it is always the generator
+    key); tweak and block words may be static or dynamic.
 
     It computes on ``uint64`` even when ``native`` is False (x64 off): a pair add is five
     32-bit ops and a rotation six, against one each on uint64 lanes, and XLA's CPU backend has
