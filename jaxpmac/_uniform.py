@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from functools import partial
 
@@ -93,6 +94,39 @@ def _assemble(zeros, mantissa, dtype):
     return lax.bitcast_convert_type(bits, dtype)
 
 
+@dataclasses.dataclass(frozen=True)
+class _ScaledFastUnit:
+    """``_scale(fast_unit(word), minval, maxval)`` with bounds fixed at trace time: a
+    ``_unit.WordMap`` function, so that the default ``uniform`` (concrete scalar bounds) is
+    made chunk by chunk and its stream words never exist next to its output (peak memory
+    ~1.1x the output instead of 2x, and one pass over memory less). The bounds are the
+    ``dtype`` values of the checked parameters, so the arithmetic, and every bit, is that of
+    the general path."""
+
+    minval: float
+    maxval: float
+
+    def __call__(self, word, dtype):
+        return _scale(_unit.fast_unit(word, dtype), np.array(self.minval, dtype),
+                      np.array(self.maxval, dtype))
+
+
+def _static_scalar(value, *, name: str, dtype):
+    """The Python float of a concrete, finite, scalar parameter, converted to ``dtype`` exactly
+    as the general path converts it (``_sampler_args.real_param``, evaluated now even under an
+    outer ``jit``), else None."""
+    if isinstance(value, jax.core.Tracer) or np.ndim(value) != 0:
+        return None
+    with jax.ensure_compile_time_eval():
+        scalar = np.asarray(args.real_param(value, name=name, dtype=dtype))
+    return float(scalar) if np.isfinite(scalar) else None
+
+
+@partial(jax.jit, static_argnames=("shape", "dtype", "bounds"))
+def _uniform_static_bounds_impl(state, *, shape, dtype, bounds):
+    return _unit.mapped_words(state, math.prod(shape), dtype, bounds, dtype).reshape(shape)
+
+
 @partial(jax.jit, static_argnames=("shape", "dtype", "precise"))
 def _uniform_impl(state, more, minval, maxval, *, shape, dtype, precise):
     n = math.prod(shape)
@@ -144,12 +178,18 @@ def uniform(state, shape=(), dtype=None, minval=0.0, maxval=1.0, *, precise=Fals
     """
     _bits.check_state(state, name="uniform")
     dtype = args.float_dtype(dtype, name="uniform")
+    given = (minval, maxval)
     minval = args.real_param(minval, name="uniform minval", dtype=dtype)
     maxval = args.real_param(maxval, name="uniform maxval", dtype=dtype)
     shape = args.output_shape(shape, [minval, maxval], name="uniform")
     if not isinstance(precise, (bool, np.bool_)):
         raise TypeError(f"uniform precise accepts True or False, but was given "
                         f"{_inputs.describe(precise)}")
+    low = _static_scalar(given[0], name="uniform minval", dtype=dtype)
+    high = _static_scalar(given[1], name="uniform maxval", dtype=dtype)
+    if not precise and low is not None and high is not None:
+        return _uniform_static_bounds_impl(hashed(state), shape=shape, dtype=dtype,
+                                           bounds=_ScaledFastUnit(low, high))
     more = family_static(state, PRECISE_LABEL) if precise else None
     return _uniform_impl(hashed(state), more, minval, maxval, shape=shape, dtype=dtype,
                          precise=bool(precise))

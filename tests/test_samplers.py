@@ -382,3 +382,19 @@ def test_one_word_samplers_peak_memory_is_about_the_output(name):
     assert _peak_over_output(lambda s: sampler(jp.key(s), (1 << 20,))) <= 1.5
     assert _peak_over_output(lambda s: jax.vmap(
         lambda i: sampler(jp.key(s).split(i), (1024,)))(jnp.arange(1024))) <= 1.5
+
+
+@pytest.mark.parametrize("dtype", (jnp.float32, jnp.bfloat16, jnp.float16))
+@pytest.mark.parametrize("bounds", ((0.0, 1.0), (-2.0, 3.0), (0.1, 0.7), (5, 5), (3.0, -1.0)))
+def test_uniform_with_concrete_scalar_bounds_equals_the_general_path(bounds, dtype):
+    """Concrete scalar bounds take a path that scales chunk by chunk (``_ScaledFastUnit``);
+    the same bounds passed traced take the general one: the same bits, across chunks."""
+    state = jp.key(4).split_static("bounds")
+    n = 4096 * 8 * 2 + 9            # more than one chunk, not a whole block
+    static = jp.uniform(state, (n,), dtype, *bounds)
+    traced = jax.jit(lambda lo, hi: jp.uniform(state, (n,), dtype, lo, hi))(*bounds)
+    np.testing.assert_array_equal(np.asarray(static), np.asarray(traced))
+
+
+def test_default_uniform_peak_memory_is_about_the_output():
+    assert _peak_over_output(lambda s: jp.uniform(jp.key(s), (1 << 20,))) <= 1.5
