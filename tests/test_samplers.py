@@ -362,8 +362,9 @@ class InvalidTracedValuesTest(chex.TestCase):
 
 
 # Samplers that read one word per element map the words chunk by chunk where they are made
-# (``_unit.mapped_words``), so the raw words never exist next to the output. (``uniform`` is
-# not among them: its minval/maxval scaling is a pass of its own, ~2x the output.)
+# (``_unit.mapped_words``), so the raw words never exist next to the output. (``uniform`` does
+# so when its bounds are concrete scalars, tested below; traced or array bounds are scaled in a
+# pass of their own, ~2x the output.)
 ONE_WORD_SAMPLERS = ("normal", "exponential", "gumbel", "laplace", "logistic", "cauchy")
 
 
