@@ -111,14 +111,11 @@ class _ScaledFastUnit:
                       np.array(self.maxval, dtype))
 
 
-def _static_scalar(value, *, name: str, dtype):
-    """The Python float of a concrete, finite, scalar parameter, converted to ``dtype`` exactly
-    as the general path converts it (``_sampler_args.real_param``, evaluated now even under an
-    outer ``jit``), else None."""
-    if isinstance(value, jax.core.Tracer) or np.ndim(value) != 0:
+def _static_scalar(param):
+    """The Python float of a concrete, finite, scalar checked parameter, else None."""
+    if isinstance(param, jax.core.Tracer) or np.ndim(param) != 0:
         return None
-    with jax.ensure_compile_time_eval():
-        scalar = np.asarray(args.real_param(value, name=name, dtype=dtype))
+    scalar = np.asarray(param)
     return float(scalar) if np.isfinite(scalar) else None
 
 
@@ -178,15 +175,16 @@ def uniform(state, shape=(), dtype=None, minval=0.0, maxval=1.0, *, precise=Fals
     """
     _bits.check_state(state, name="uniform")
     dtype = args.float_dtype(dtype, name="uniform")
-    given = (minval, maxval)
-    minval = args.real_param(minval, name="uniform minval", dtype=dtype)
-    maxval = args.real_param(maxval, name="uniform maxval", dtype=dtype)
+    # Converted where concrete even under an outer jit, so concrete scalar bounds (the
+    # default) can take the static-bounds path below.
+    with jax.ensure_compile_time_eval():
+        minval = args.real_param(minval, name="uniform minval", dtype=dtype)
+        maxval = args.real_param(maxval, name="uniform maxval", dtype=dtype)
     shape = args.output_shape(shape, [minval, maxval], name="uniform")
     if not isinstance(precise, (bool, np.bool_)):
         raise TypeError(f"uniform precise accepts True or False, but was given "
                         f"{_inputs.describe(precise)}")
-    low = _static_scalar(given[0], name="uniform minval", dtype=dtype)
-    high = _static_scalar(given[1], name="uniform maxval", dtype=dtype)
+    low, high = _static_scalar(minval), _static_scalar(maxval)
     if not precise and low is not None and high is not None:
         return _uniform_static_bounds_impl(hashed(state), shape=shape, dtype=dtype,
                                            bounds=_ScaledFastUnit(low, high))
