@@ -96,7 +96,7 @@ def pad_lanes(x: jax.Array, n_lanes: int) -> jax.Array:
     return jnp.concatenate([x, jnp.broadcast_to(x[-1:], (extra, *x.shape[1:]))])
 
 
-def _zeros_varying_like(leaves, shape, dtype) -> jax.Array:
+def zeros_varying_like(leaves, shape, dtype) -> jax.Array:
     """Zeros of ``shape`` that vary over the manual mesh axes of any of ``leaves``.
 
     Why: under ``shard_map`` (``check_vma``) a loop carry that starts device-invariant but is
@@ -168,7 +168,7 @@ def in_strided_tiles(cell: Callable, cells, *, tile_shape: tuple[int, ...],
         starts = (*_interleave((zero,) * rank, index), *(zero,) * len(out_cell.shape))
         return lax.dynamic_update_slice(out, piece, starts)
 
-    out = _zeros_varying_like(leaves, (*_interleave(tile_shape, steps), *out_cell.shape),
+    out = zeros_varying_like(leaves, (*_interleave(tile_shape, steps), *out_cell.shape),
                               out_cell.dtype)
     out = lax.fori_loop(0, math.prod(steps), step, out)
     return out.reshape(*grid, *out_cell.shape)

@@ -8,6 +8,7 @@ generated on its own (``first_block``) and agrees with the whole.
 
 from __future__ import annotations
 
+import os
 from typing import Sequence
 
 import jax
@@ -92,21 +93,88 @@ def mapped_dtype(word_map, dtype, *, x64: bool) -> np.dtype:
         return jax.eval_shape(word_map, jax.ShapeDtypeStruct((1,), dtype)).dtype
 
 
+# One-word maps (a sampler's function of each stream word) on draws of at least this many
+# elements run as their own pass after the chunk loop instead of inside it (see
+# _map_after_loop). Below it the pass's own overhead outweighs a second core (measured on a
+# 2-core x86 CPU: normal and exponential 5-25% slower at 2**16 elements, faster from 2**18).
+MAP_AFTER_LOOP_MIN_ELEMENTS = 1 << 17
+
+
+def _host_cores() -> int:
+    """CPUs this process may run on: the size of XLA's CPU thread pool."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def _flat_buffer() -> bool:
+    """Whether the chunk loop writes into one flat buffer (else rows of a 2-D one).
+
+    Why: a flat buffer is what lets a map after the loop run in place, and lets the last chunk
+    end where the draw ends (no padding, no copy to cut it); XLA reuses a buffer only for an
+    elementwise result of the same shape and element type, and fuses the reshape of a 2-D
+    buffer into the map. But XLA's SPMD partitioner all-gathers a write at a dynamic offset of
+    a sharded flat buffer, while it splits rows of a 2-D one without collectives; a program is
+    only partitioned when there are several devices.
+    """
+    return jax.device_count() == 1
+
+
+def _map_after_loop(word_map, dtype, n: int, *, x64: bool) -> bool:
+    """Whether the chunk loop writes raw words and ``word_map`` runs after it, in one pass.
+
+    Why: XLA's CPU backend spreads a large elementwise pass of the entry computation over its
+    threads, but never the work inside a ``while`` loop, so a map applied chunk by chunk runs
+    on one core. After the loop it runs on all of them, in place when the map's values are as
+    wide as its words (the loop writes the words bitcast to the values' type) and the buffer
+    is flat.
+    """
+    return (word_map is not None and n >= MAP_AFTER_LOOP_MIN_ELEMENTS and _host_cores() > 1
+            and _flat_buffer()
+            and mapped_dtype(word_map, dtype, x64=x64).itemsize == jnp.dtype(dtype).itemsize)
+
+
 def _chunked(h, final_tweak, first_block, n_blocks, dtype, *, native, word_map, x64):
+    """The CPU lowering of a stream of ``n_blocks`` blocks: a loop over chunks of
+    ``CPU_CHUNK_BLOCKS`` blocks, each written in place into one buffer (flat or 2-D: see
+    :func:`_flat_buffer`). Runs with x64 on (``native``, or :func:`_chunked_via_uint64`)."""
     if n_blocks <= CPU_CHUNK_BLOCKS:
         return map_words(word_map, _encrypt_blocks(h, final_tweak, first_block, n_blocks, dtype,
                                                    native=native, rolled=True), x64=x64)
+    per_block = elements_per_block(dtype)
     n_chunks = -(-n_blocks // CPU_CHUNK_BLOCKS)
-    chunk_offsets = lax.iota(jnp.uint32, n_chunks) * np.uint32(CPU_CHUNK_BLOCKS)
+    after = _map_after_loop(word_map, dtype, n_blocks * per_block, x64=x64)
+    out_dtype = mapped_dtype(word_map, dtype, x64=x64)
 
-    def one_chunk(offset):
-        offset = offset.astype(jnp.uint64) if native else w.Pair(jnp.uint32(0), offset)
-        return map_words(word_map, _encrypt_blocks(
-            h, final_tweak, w.add(first_block, offset), CPU_CHUNK_BLOCKS, dtype, native=native,
-            rolled=True), x64=x64)
+    def chunk_values(start):
+        offset = start if native else w.Pair(jnp.uint32(0), start.astype(jnp.uint32))
+        words = _encrypt_blocks(h, final_tweak, w.add(first_block, offset), CPU_CHUNK_BLOCKS,
+                                dtype, native=native, rolled=True)
+        if after:
+            return lax.bitcast_convert_type(words, out_dtype)
+        return map_words(word_map, words, x64=x64)
 
-    pieces = lax.map(one_chunk, chunk_offsets)
-    return pieces.reshape(-1)[: n_blocks * elements_per_block(dtype)]
+    if not _flat_buffer():
+        starts = lax.iota(jnp.uint64, n_chunks) * np.uint64(CPU_CHUNK_BLOCKS)
+        return lax.map(chunk_values, starts).reshape(-1)[: n_blocks * per_block]
+
+    last_start = np.uint64(n_blocks - CPU_CHUNK_BLOCKS)
+
+    def one_chunk(i, out):
+        # The last chunk ends where the draw ends, overlapping the one before it with the
+        # same values.
+        start = jnp.minimum(i.astype(jnp.uint64) * np.uint64(CPU_CHUNK_BLOCKS), last_start)
+        return lax.dynamic_update_slice(out, chunk_values(start), (start * np.uint64(per_block),))
+
+    # Under shard_map the buffer must vary over the mesh axes like the words written into it.
+    dynamic = [x.lo if isinstance(x, w.Pair) else x
+               for x in (*h, final_tweak, first_block) if not w.is_static(x)]
+    out = lax.fori_loop(0, n_chunks, one_chunk, _lanes.zeros_varying_like(
+        dynamic, (n_blocks * per_block,), out_dtype))
+    if after:
+        return map_words(word_map, lax.bitcast_convert_type(out, dtype), x64=x64)
+    return out
 
 
 def _chunked_via_uint64(h, final_tweak, first_block, n_blocks, dtype, *, word_map, x64):

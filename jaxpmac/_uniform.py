@@ -98,8 +98,9 @@ def _assemble(zeros, mantissa, dtype):
 class _ScaledFastUnit:
     """``_scale(fast_unit(word), minval, maxval)`` with bounds fixed at trace time: a
     ``_unit.WordMap`` function, so that the default ``uniform`` (concrete scalar bounds) is
-    made chunk by chunk and its stream words never exist next to its output (peak memory
-    ~1.1x the output instead of 2x, and one pass over memory less). The bounds are the
+    made by the stream itself and its stream words never exist next to its output (peak
+    memory ~1.1x the output instead of 2x, and one pass over memory less; traced bounds get
+    that only where the map runs after the chunk loop, in place). The bounds are the
     ``dtype`` values of the checked parameters, so the arithmetic, and every bit, is that of
     the general path."""
 

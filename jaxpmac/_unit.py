@@ -22,10 +22,11 @@ from jax import lax
 
 @dataclasses.dataclass(frozen=True)
 class WordMap:
-    """An elementwise function of stream words, ``fn(words, fn_dtype)``, applied where
-    the words are made: the stream's chunks (or vmapped tiles) are mapped as they are
-    generated, so the raw words of a long draw never exist all at once next to its output
-    (peak memory about 1x the output instead of 2x). A static, hashable argument of the
+    """An elementwise function of stream words, ``fn(words, fn_dtype)``, that the stream
+    applies itself, so the raw words of a long draw never exist next to its output (peak
+    memory about 1x the output instead of 2x): chunk by chunk (or vmapped tile by tile) as they
+    are made, or, on a CPU with one device, in one in-place pass after the chunk loop that XLA
+    spreads over all cores (``_stream._map_after_loop``). A static, hashable argument of the
     jitted stream: module-level functions and dtypes only."""
 
     fn: Callable
@@ -50,7 +51,7 @@ def compute_dtype(dtype) -> np.dtype:
 def mapped_words(source, n: int, dtype, fn: Callable, fn_dtype) -> jax.Array:
     """``[n]`` values ``fn(word_i, fn_dtype)`` of the stream words ``0 .. n - 1`` that float
     ``dtype`` reads (:func:`word_dtype`) from ``source``, computed where the words are made
-    (:class:`WordMap`): ``fn`` must be elementwise."""
+    or in place after them (:class:`WordMap`): ``fn`` must be elementwise."""
     return source.stream(n, word_dtype(dtype), word_map=WordMap(fn, jnp.dtype(fn_dtype)))
 
 

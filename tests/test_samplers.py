@@ -361,10 +361,10 @@ class InvalidTracedValuesTest(chex.TestCase):
         np.testing.assert_array_equal(both[0][:, valid], both[1][:, valid])
 
 
-# Samplers that read one word per element map the words chunk by chunk where they are made
-# (``_unit.mapped_words``), so the raw words never exist next to the output. (``uniform`` does
-# so when its bounds are concrete scalars, tested below; traced or array bounds are scaled in a
-# pass of their own, ~2x the output.)
+# Samplers that read one word per element have the stream map the words (``_unit.WordMap``:
+# chunk by chunk, or in place after the chunk loop), so the raw words never exist next to the
+# output. (``uniform`` does so when its bounds are concrete scalars, tested below; traced bounds
+# are scaled in a pass of their own, in place after a flat chunk loop: tests/test_chunk_layout.)
 ONE_WORD_SAMPLERS = ("normal", "exponential", "gumbel", "laplace", "logistic", "cauchy")
 
 
