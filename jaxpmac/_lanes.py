@@ -22,6 +22,8 @@ import jax.numpy as jnp
 from jax import lax
 from jax.custom_batching import custom_vmap
 
+from jaxpmac import _words as w
+
 
 def _with_lane_axis(args, in_batched):
     """Every leaf of ``args`` with a leading lane axis: the vmapped axis where it is batched
@@ -96,19 +98,6 @@ def pad_lanes(x: jax.Array, n_lanes: int) -> jax.Array:
     return jnp.concatenate([x, jnp.broadcast_to(x[-1:], (extra, *x.shape[1:]))])
 
 
-def zeros_varying_like(leaves, shape, dtype) -> jax.Array:
-    """Zeros of ``shape`` that vary over the manual mesh axes of any of ``leaves``.
-
-    Why: under ``shard_map`` (``check_vma``) a loop carry that starts device-invariant but is
-    written with device-varying values inside the loop does not type-check. ``zeros_like``
-    carries its argument's varying axes; XLA folds the sum of zeros away.
-    """
-    zero = jnp.zeros((), dtype)
-    for x in leaves:
-        zero = zero + jnp.zeros_like(x, shape=(), dtype=dtype)
-    return jnp.broadcast_to(zero, shape)
-
-
 def _interleave(first, second) -> tuple:
     return tuple(x for pair in zip(first, second) for x in pair)
 
@@ -168,7 +157,7 @@ def in_strided_tiles(cell: Callable, cells, *, tile_shape: tuple[int, ...],
         starts = (*_interleave((zero,) * rank, index), *(zero,) * len(out_cell.shape))
         return lax.dynamic_update_slice(out, piece, starts)
 
-    out = zeros_varying_like(leaves, (*_interleave(tile_shape, steps), *out_cell.shape),
+    out = w.zeros_varying_with(leaves, (*_interleave(tile_shape, steps), *out_cell.shape),
                               out_cell.dtype)
     out = lax.fori_loop(0, math.prod(steps), step, out)
     return out.reshape(*grid, *out_cell.shape)

@@ -168,10 +168,8 @@ def _chunked(h, final_tweak, first_block, n_blocks, dtype, *, native, word_map, 
         return lax.dynamic_update_slice(out, chunk_values(start), (start * np.uint64(per_block),))
 
     # Under shard_map the buffer must vary over the mesh axes like the words written into it.
-    dynamic = [x.lo if isinstance(x, w.Pair) else x
-               for x in (*h, final_tweak, first_block) if not w.is_static(x)]
-    out = lax.fori_loop(0, n_chunks, one_chunk, _lanes.zeros_varying_like(
-        dynamic, (n_blocks * per_block,), out_dtype))
+    out = lax.fori_loop(0, n_chunks, one_chunk, w.zeros_varying_with(
+        (*h, final_tweak, first_block), (n_blocks * per_block,), out_dtype))
     if after:
         return map_words(word_map, lax.bitcast_convert_type(out, dtype), x64=x64)
     return out

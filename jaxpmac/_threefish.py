@@ -114,21 +114,6 @@ def _as_dynamic(word: w.Word, shape, *, native: bool) -> w.Word:
     return jnp.broadcast_to(w.to_u64(word), shape) if native else w.to_pair(word, shape)
 
 
-def _zero_depending_on(words: Sequence[w.Word], shape, *, native: bool):
-    """A zero word that depends on every dynamic word in ``words``.
-
-    Why: under ``shard_map`` (``check_vma``) a loop carry that starts from static or
-    device-invariant words but turns device-varying inside the loop does not type-check. A word
-    xored with this zero carries the varying axes of all the cipher's inputs from the start;
-    XLA folds the zero away.
-    """
-    zero = jnp.zeros(shape, jnp.uint32)
-    for word in words:
-        if not w.is_static(word):
-            zero = zero | (w.to_pair(word).lo & np.uint32(0))
-    return zero.astype(jnp.uint64) if native else w.Pair(zero, zero)
-
-
 # Rounds per step of the rolled loop, by the number of blocks encrypted at once. At most 8
 # blocks: one round. XLA's CPU backend compiles a while loop whose carried state is under 1 kB
 # as one kernel (its "small while loop" hoisting), so the number of steps costs nothing there,
@@ -200,7 +185,8 @@ def _rolled_u64(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[w.W
     # one of its sub-functions; four final additions per draw, fused into a consumer of many
     # draws, made that kernel's code grow with the square of the number of draws (a 4 MB LLVM
     # module for 80 draws of one sum).
-    zero = _zero_depending_on((*tweak, *block), shape, native=True)
+    # Under shard_map the loop's words must vary over the mesh axes like its inputs.
+    zero = w.zeros_varying_with((*tweak, *block), shape, jnp.uint64)
     v = inject([jnp.broadcast_to(w.to_u64(x), shape) ^ zero for x in block], subkey(ks, ts, 0))
     v, _ = lax.scan(one_step, tuple(w.to_u64(x) for x in v), (subkeys, tweak_picks, rotations))
     return v

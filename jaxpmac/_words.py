@@ -132,3 +132,20 @@ def to_u64(word: Word) -> jax.Array:
         hi = jnp.asarray(word.hi).astype(jnp.uint64)
         return (hi << np.uint64(32)) | jnp.asarray(word.lo).astype(jnp.uint64)
     return word
+
+
+def zeros_varying_with(words, shape, dtype) -> jax.Array:
+    """Zeros of ``shape`` and ``dtype`` that vary over the manual mesh axes of every dynamic
+    word in ``words`` (static ints are skipped, a ``Pair`` counts by its ``lo`` half).
+
+    Why: under ``shard_map`` (``check_vma``) a loop carry that starts device-invariant but is
+    written with device-varying values inside the loop does not type-check. ``zeros_like``
+    carries its argument's varying axes (and costs nothing to trace); XLA folds the sum of
+    zeros away.
+    """
+    zero = jnp.zeros((), dtype)
+    for word in words:
+        if not is_static(word):
+            array = word.lo if isinstance(word, Pair) else word
+            zero = zero + jnp.zeros_like(array, shape=(), dtype=dtype)
+    return jnp.broadcast_to(zero, shape)
