@@ -140,7 +140,7 @@ def zeros_varying_with(words, shape, dtype) -> jax.Array:
 
     Why: under ``shard_map`` (``check_vma``) a loop carry that starts device-invariant but is
     written with device-varying values inside the loop does not type-check. ``zeros_like``
-    carries its argument's varying axes (and costs nothing to trace); XLA folds the sum of
+    carries its argument's varying axes (and is cheap to trace); XLA folds the sum of
     zeros away.
     """
     zero = jnp.zeros((), dtype)
