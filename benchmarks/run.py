@@ -463,8 +463,8 @@ def run(args, checkpoint: Optional[Callable[[dict], object]] = None) -> dict:
 
 
 def _host_cpu() -> str:
-    """The host CPU's model name: ratios move with it (the same code ran bits of 2**20 1.77x
-    faster than jax.random on a 2-core AMD EPYC, 1.20x on a 2-core Intel Xeon)."""
+    """The host CPU's model name: ratios move with it (the same cipher ran bits of 2**20
+    1.77x faster than jax.random on a 2-core AMD EPYC, 1.20x on a 2-core Intel Xeon)."""
     try:
         with open("/proc/cpuinfo") as cpuinfo:
             for line in cpuinfo:
