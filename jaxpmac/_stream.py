@@ -121,18 +121,17 @@ def _flat_buffer() -> bool:
     return jax.device_count() == 1
 
 
-def _map_after_loop(word_map, dtype, n: int, *, x64: bool) -> bool:
+def _map_after_loop(word_map, dtype, out_dtype, n: int) -> bool:
     """Whether the chunk loop writes raw words and ``word_map`` runs after it, in one pass.
 
     Why: XLA's CPU backend spreads a large elementwise pass of the entry computation over its
     threads, but never the work inside a ``while`` loop, so a map applied chunk by chunk runs
     on one core. After the loop it runs on all of them, in place when the map's values are as
     wide as its words (the loop writes the words bitcast to the values' type) and the buffer
-    is flat.
+    is flat. ``out_dtype`` is the map's value type (:func:`mapped_dtype`).
     """
     return (word_map is not None and n >= MAP_AFTER_LOOP_MIN_ELEMENTS and _host_cores() > 1
-            and _flat_buffer()
-            and mapped_dtype(word_map, dtype, x64=x64).itemsize == jnp.dtype(dtype).itemsize)
+            and _flat_buffer() and jnp.dtype(out_dtype).itemsize == jnp.dtype(dtype).itemsize)
 
 
 def _chunked(h, final_tweak, first_block, n_blocks, dtype, *, native, word_map, x64):
@@ -144,8 +143,8 @@ def _chunked(h, final_tweak, first_block, n_blocks, dtype, *, native, word_map, 
                                                    native=native, rolled=True), x64=x64)
     per_block = elements_per_block(dtype)
     n_chunks = -(-n_blocks // CPU_CHUNK_BLOCKS)
-    after = _map_after_loop(word_map, dtype, n_blocks * per_block, x64=x64)
     out_dtype = mapped_dtype(word_map, dtype, x64=x64)
+    after = _map_after_loop(word_map, dtype, out_dtype, n_blocks * per_block)
 
     def chunk_values(start):
         offset = start if native else w.Pair(jnp.uint32(0), start.astype(jnp.uint32))

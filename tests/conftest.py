@@ -14,6 +14,7 @@ import subprocess
 import sys
 
 import hypothesis
+import jax
 import jax.numpy as jnp
 import numpy as np
 from hypothesis import strategies as st
@@ -123,3 +124,11 @@ def run_child_with_host_devices(script: str, *, devices: int = 8, timeout: int =
     lines = [line for line in child.stdout.splitlines() if line.startswith("REPORT ")]
     assert len(lines) == 1, child.stdout[-2000:] + child.stderr[-2000:]
     return json.loads(lines[0][len("REPORT "):])
+
+
+def peak_over_output(draw) -> float:
+    """Peak memory of the compiled ``draw(seed)`` (``memory_analysis``: temp + output +
+    arguments) over its output's size: a property of the program, not a timing."""
+    memory = jax.jit(draw).lower(jnp.uint32(1)).compile().memory_analysis()
+    peak = memory.temp_size_in_bytes + memory.output_size_in_bytes + memory.argument_size_in_bytes
+    return peak / memory.output_size_in_bytes

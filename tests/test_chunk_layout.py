@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import jaxpmac as jp
-from conftest import oracle_bits, run_child_with_host_devices
+from conftest import oracle_bits, peak_over_output, run_child_with_host_devices
 from jaxpmac import _ndtri, _stream, _unit
 
 CHUNK_WORDS = _stream.CPU_CHUNK_BLOCKS * 8          # uint32 words in one chunk
@@ -83,22 +83,20 @@ def test_map_runs_after_the_loop_only_where_it_can_gain(monkeypatch):
     big = _stream.MAP_AFTER_LOOP_MIN_ELEMENTS
     normal = _unit.WordMap(_ndtri.normal_of_word, jnp.dtype(jnp.float32))
     half_uniform = _unit.WordMap(_unit.fast_unit, jnp.dtype(jnp.float16))
-    decide = _stream._map_after_loop
-    assert decide(normal, jnp.uint32, big, x64=False)
-    assert not decide(normal, jnp.uint32, big - 1, x64=False)
-    assert not decide(None, jnp.uint32, big, x64=False)
-    assert not decide(half_uniform, jnp.uint32, big, x64=False)   # 2-byte values, 4-byte words
+
+    def decide(word_map, n):
+        values = _stream.mapped_dtype(word_map, jnp.uint32, x64=False)
+        return _stream._map_after_loop(word_map, jnp.uint32, values, n)
+
+    assert decide(normal, big)
+    assert not decide(normal, big - 1)
+    assert not decide(None, big)
+    assert not decide(half_uniform, big)   # 2-byte values, 4-byte words
     monkeypatch.setattr(_stream, "_host_cores", lambda: 1)
-    assert not decide(normal, jnp.uint32, big, x64=False)
+    assert not decide(normal, big)
     monkeypatch.setattr(_stream, "_host_cores", lambda: 2)
     monkeypatch.setattr(jax, "device_count", lambda *args: 8)
-    assert not decide(normal, jnp.uint32, big, x64=False)
-
-
-def _peak_over_output(fn) -> float:
-    memory = jax.jit(fn).lower(jnp.uint32(1)).compile().memory_analysis()
-    peak = memory.temp_size_in_bytes + memory.output_size_in_bytes + memory.argument_size_in_bytes
-    return peak / memory.output_size_in_bytes
+    assert not decide(normal, big)
 
 
 @pytest.mark.parametrize("draw", (
@@ -110,7 +108,7 @@ def _peak_over_output(fn) -> float:
 def test_peak_memory_is_about_the_output(draw):
     """Issue 5's 1.5x (these were ~2.1x: a padded last chunk cut by a copy, or a 2-D buffer
     scaled out of place); measured ~1.09x."""
-    assert _peak_over_output(draw) <= 1.5
+    assert peak_over_output(draw) <= 1.5
 
 
 SHARDED_CHILD = textwrap.dedent("""
