@@ -304,7 +304,7 @@ def _choice_indices(state, p, *, shape, n, replace, has_p):
         index = jnp.searchsorted(cumulative, u * cumulative[-1], side="left")
         index = jnp.minimum(index, n - 1).astype(jnp.int32).reshape(shape)
     else:
-        keys = jnp.log(p) + _simple_continuous.unit_transform_flat(state, n, p.dtype, "gumbel")
+        keys = jnp.log(p) + _simple_continuous.unit_transform(state, (n,), p.dtype, "gumbel")
         index = lax.top_k(keys, n_draws)[1].astype(jnp.int32).reshape(shape)
     return jnp.where(_weights_are_valid(p, n_draws, replace), index, -1)
 
@@ -466,14 +466,12 @@ def _categorical_impl(state, logits, *, shape, replace):
     batch_shape, n_categories = logits.shape[:-1], logits.shape[-1]
     if replace:
         noise_shape = shape + (n_categories,)
-        noise = _simple_continuous.unit_transform_flat(
-            state, math.prod(noise_shape), logits.dtype, "gumbel").reshape(noise_shape)
+        noise = _simple_continuous.unit_transform(state, noise_shape, logits.dtype, "gumbel")
         index = jnp.argmax(logits + noise, axis=-1)
         # The batch shape broadcasts to the end of shape, so the row flags do too.
         return jnp.where(_logit_rows_are_valid(logits, 1, True), index, -1)
     n_draws = math.prod(shape[:len(shape) - len(batch_shape)])
-    noise = _simple_continuous.unit_transform_flat(
-        state, math.prod(logits.shape), logits.dtype, "gumbel").reshape(logits.shape)
+    noise = _simple_continuous.unit_transform(state, logits.shape, logits.dtype, "gumbel")
     top = lax.top_k(logits + noise, n_draws)[1]          # batch_shape + (n_draws,)
     top = jnp.where(_logit_rows_are_valid(logits, n_draws, False)[..., None], top, -1)
     return jnp.moveaxis(top, -1, 0).reshape(shape)

@@ -19,8 +19,9 @@ from jaxpmac._draw_boundary import ends_draw
 from jaxpmac._hashed import hashed
 
 
-def standard_normal_flat(state, n: int, dtype) -> jax.Array:
-    """``[n]`` standard normals in ``compute_dtype(dtype)``; element ``i`` reads word ``i``.
+def standard_normal(state, shape: tuple[int, ...], dtype) -> jax.Array:
+    """Standard normals of ``shape`` in ``compute_dtype(dtype)``; element ``i`` (row-major)
+    reads word ``i``.
 
     Inverse CDF by halves: the word's top bit picks the sign, its other bits give
     ``p = (k + 1/2) * 2**-W`` in ``(0, 1/2]``, and the value is ``-+ndtri(p)``. ``p`` keeps full
@@ -29,19 +30,20 @@ def standard_normal_flat(state, n: int, dtype) -> jax.Array:
     beyond it: ``2**-32``) and ``-ndtri(2**-65) ~ 8.9`` for float64. ``ndtri`` is
     ``jax.scipy.special.ndtri``, evaluated on the lower half only (``_ndtri``: same values).
     """
-    return _unit.mapped_words(state, n, dtype, _ndtri.normal_of_word, _unit.compute_dtype(dtype))
+    return _unit.mapped_words(state, shape, dtype, _ndtri.normal_of_word,
+                              _unit.compute_dtype(dtype))
 
 
 @partial(jax.jit, static_argnames=("shape", "dtype"))
 def _normal_impl(state, *, shape, dtype):
-    return standard_normal_flat(state, math.prod(shape), dtype).reshape(shape).astype(dtype)
+    return standard_normal(state, shape, dtype).astype(dtype)
 
 
 @ends_draw
 def normal(state, shape=(), dtype=None):
     """Standard normal floats, like ``jax.random.normal``.
 
-    Algorithm: inverse CDF, one stream word per element (see :func:`standard_normal_flat`):
+    Algorithm: inverse CDF, one stream word per element (see :func:`standard_normal`):
     accurate in both tails to the precision of ``jax.scipy.special.ndtri``, truncated at
     ``|x| ~ 6.23`` (float16/bfloat16/float32, computed in float32) or ``~ 8.9`` (float64).
 
@@ -159,7 +161,7 @@ def _factor(cov, method: str):
 @partial(jax.jit, static_argnames=("shape", "dtype", "method"))
 def _multivariate_normal_impl(state, mean, cov, *, shape, dtype, method):
     dim = mean.shape[-1]
-    z = standard_normal_flat(state, math.prod(shape) * dim, dtype).reshape(shape + (dim,))
+    z = standard_normal(state, shape + (dim,), dtype)
     factor = _factor(cov, method)
     return (mean + jnp.einsum("...ij,...j->...i", factor, z)).astype(dtype)
 

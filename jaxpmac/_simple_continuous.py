@@ -9,7 +9,6 @@ both tails are right out to ``p = 2**-33`` (float16/bfloat16/float32, computed i
 
 from __future__ import annotations
 
-import math
 from functools import partial
 
 import jax
@@ -55,14 +54,14 @@ _TRANSFORMS = {"exponential": _exponential, "gumbel": _gumbel, "logistic": _logi
                "laplace": _laplace, "cauchy": _cauchy}
 
 
-def unit_transform_flat(state, n: int, dtype, kind: str) -> jax.Array:
-    """``[n]`` draws of ``kind`` in the computation dtype (for use by other samplers)."""
-    return _unit.mapped_words(state, n, dtype, _TRANSFORMS[kind], _unit.compute_dtype(dtype))
+def unit_transform(state, shape: tuple[int, ...], dtype, kind: str) -> jax.Array:
+    """Draws of ``kind`` of ``shape`` in the computation dtype (for use by other samplers)."""
+    return _unit.mapped_words(state, shape, dtype, _TRANSFORMS[kind], _unit.compute_dtype(dtype))
 
 
 @partial(jax.jit, static_argnames=("shape", "dtype", "kind"))
 def _impl(state, *, shape, dtype, kind):
-    return unit_transform_flat(state, math.prod(shape), dtype, kind).reshape(shape).astype(dtype)
+    return unit_transform(state, shape, dtype, kind).astype(dtype)
 
 
 def _sample(kind, state, shape, dtype):

@@ -122,7 +122,7 @@ def _static_scalar(param):
 
 @partial(jax.jit, static_argnames=("shape", "dtype", "bounds"))
 def _uniform_static_bounds_impl(state, *, shape, dtype, bounds):
-    return _unit.mapped_words(state, math.prod(shape), dtype, bounds, dtype).reshape(shape)
+    return _unit.mapped_words(state, shape, dtype, bounds, dtype)
 
 
 @partial(jax.jit, static_argnames=("shape", "dtype", "precise"))
@@ -131,7 +131,7 @@ def _uniform_impl(state, more, minval, maxval, *, shape, dtype, precise):
     if precise:
         unit = _precise_unit(state, more, n, dtype)
     else:
-        unit = _unit.mapped_words(state, n, dtype, _unit.fast_unit, dtype)
+        unit = _unit.mapped_words(state, shape, dtype, _unit.fast_unit, dtype)
     return _scale(unit.reshape(shape), minval, maxval)
 
 

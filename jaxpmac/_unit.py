@@ -12,6 +12,7 @@ Half-precision samplers compute in float32 and round once at the end.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Callable
 
 import jax
@@ -27,10 +28,16 @@ class WordMap:
     memory about 1x the output instead of 2x): chunk by chunk (or vmapped tile by tile) as they
     are made, or, on a CPU with one device, in one in-place pass after the chunk loop that XLA
     spreads over all cores (``_stream._map_after_loop``). A static, hashable argument of the
-    jitted stream: module-level functions and dtypes only."""
+    jitted stream: module-level functions, dtypes and shapes only.
+
+    ``shape`` is the shape the caller gives the ``[n]`` values (None: they stay flat). The
+    pass after the chunk loop needs it to run in place: XLA fuses the caller's reshape into
+    that pass, and reuses the loop's buffer only for a result of the buffer's own shape, so
+    the loop keeps its buffer in this shape (``_stream._chunked``)."""
 
     fn: Callable
     fn_dtype: np.dtype
+    shape: tuple[int, ...] | None = None
 
     def __call__(self, words: jax.Array) -> jax.Array:
         return self.fn(words, self.fn_dtype)
@@ -48,11 +55,14 @@ def compute_dtype(dtype) -> np.dtype:
     return jnp.dtype(jnp.float32) if dtype.itemsize < 4 else dtype
 
 
-def mapped_words(source, n: int, dtype, fn: Callable, fn_dtype) -> jax.Array:
-    """``[n]`` values ``fn(word_i, fn_dtype)`` of the stream words ``0 .. n - 1`` that float
-    ``dtype`` reads (:func:`word_dtype`) from ``source``, computed where the words are made
-    or in place after them (:class:`WordMap`): ``fn`` must be elementwise."""
-    return source.stream(n, word_dtype(dtype), word_map=WordMap(fn, jnp.dtype(fn_dtype)))
+def mapped_words(source, shape: tuple[int, ...], dtype, fn: Callable, fn_dtype) -> jax.Array:
+    """Values ``fn(word_i, fn_dtype)`` of the stream words ``0 .. n - 1`` (``n`` elements of
+    ``shape``, row-major) that float ``dtype`` reads (:func:`word_dtype`) from ``source``,
+    computed where the words are made or in place after them (:class:`WordMap`): ``fn`` must be
+    elementwise."""
+    shape = tuple(shape)
+    word_map = WordMap(fn, jnp.dtype(fn_dtype), shape)
+    return source.stream(math.prod(shape), word_dtype(dtype), word_map=word_map).reshape(shape)
 
 
 def words(source, n: int, per_element: int, dtype) -> jax.Array:
