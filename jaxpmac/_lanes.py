@@ -38,11 +38,11 @@ def _with_lane_axis(args, in_batched):
                                   in_batched)
 
 
-def _folding_vmap(lanes: Callable):
+def _folding_vmap(lanes: Callable, *, folded_call: bool = False):
     """``lanes`` with a vmap rule that folds the vmapped axis into the lane axis: a batch of
     ``B`` sets of ``L`` lanes is one call over ``B * L`` lanes, so nested vmaps end in one call
-    over all their examples."""
-    folded = custom_vmap(lanes)
+    over all their examples. That call gets ``folded=True`` (see :func:`batched_by_lanes`)."""
+    folded = custom_vmap(lambda args: lanes(args, folded=folded_call))
 
     @folded.def_vmap
     def rule(axis_size, in_batched, args):
@@ -56,9 +56,8 @@ def _folding_vmap(lanes: Callable):
             x = jnp.broadcast_to(x, (axis_size, n_lanes, *x.shape[2:]))
             return x.reshape(axis_size * n_lanes, *x.shape[2:])
 
-        # A call of ``folded`` again, not of ``lanes``: under a further enclosing vmap it folds
-        # once more.
-        out = folded(jax.tree_util.tree_map(fold, args))
+        # A function with this rule again: under a further enclosing vmap it folds once more.
+        out = _folding_vmap(lanes, folded_call=True)(jax.tree_util.tree_map(fold, args))
         return out.reshape(axis_size, n_lanes, *out.shape[1:]), True
 
     return folded
@@ -72,7 +71,11 @@ def batched_by_lanes(single: Callable, lanes: Callable) -> Callable:
             array. It is what runs outside any ``vmap``, unchanged.
         lanes: the same computation over an explicit lane axis: every leaf of its argument has
             a leading axis of ``L`` lanes, or of size 1 (a value shared by every lane), and row
-            ``l`` of its ``[L, ...]`` result equals ``single`` of the leaves' rows ``l``.
+            ``l`` of its ``[L, ...]`` result equals ``single`` of the leaves' rows ``l``. Its
+            keyword ``folded`` says whether its lanes are the examples of nested vmaps, so that
+            its result is reshaped to their axes (``[B, L', ...]``) afterwards: XLA fuses such
+            a reshape into whatever pass makes the result, and runs a pass in place only on a
+            buffer of its result's shape.
 
     Returns:
         A function of one pytree of arrays, equal to ``single``. Under ``vmap`` it calls
@@ -96,6 +99,43 @@ def pad_lanes(x: jax.Array, n_lanes: int) -> jax.Array:
     if extra == 0:
         return x
     return jnp.concatenate([x, jnp.broadcast_to(x[-1:], (extra, *x.shape[1:]))])
+
+
+def in_consecutive_tiles(cell: Callable, cells, *, lanes_per_tile: int,
+                         out_shape: tuple[int, ...], dtype) -> jax.Array:
+    """``cell`` over lanes, ``lanes_per_tile`` consecutive lanes per step, written as they come
+    into a buffer of ``out_shape`` (``[L, ...]``), in place.
+
+    For one device only: a sharded output needs :func:`in_strided_tiles` (why: there). What it
+    gives over those is the buffer's shape, any shape of ``L`` rows: an elementwise pass over
+    the result then runs in place (and, outside the loop, on all cores).
+
+    Args:
+        cell: a lane-wise function of a pytree whose leaves have a leading axis of
+            ``lanes_per_tile`` lanes (or 1: shared), returning ``lanes_per_tile`` rows of
+            ``prod(out_shape[1:])`` values in any shape.
+        cells: a pytree of arrays with a leading axis of ``L`` lanes, or of size 1.
+        lanes_per_tile: lanes per step, dividing ``L``.
+        out_shape: the result's shape, ``[L, ...]``.
+        dtype: the result's element type.
+    """
+    n_lanes = out_shape[0]
+    leaves = jax.tree_util.tree_leaves(cells)
+
+    def tile_of(x, first):
+        if x.shape[0] == 1:
+            return x
+        return lax.dynamic_slice_in_dim(x, first, lanes_per_tile)
+
+    def step(s, out):
+        first = s * lanes_per_tile
+        rows = cell(jax.tree_util.tree_map(lambda x: tile_of(x, first), cells))
+        rows = rows.reshape(lanes_per_tile, *out_shape[1:])
+        zero = jnp.zeros_like(first)
+        return lax.dynamic_update_slice(out, rows, (first, *(zero,) * (len(out_shape) - 1)))
+
+    out = w.zeros_varying_with(leaves, out_shape, dtype)
+    return lax.fori_loop(0, n_lanes // lanes_per_tile, step, out)
 
 
 def _interleave(first, second) -> tuple:

@@ -96,7 +96,7 @@ def mapped_dtype(word_map, dtype, *, x64: bool) -> np.dtype:
 
 # One-word maps (a sampler's function of each stream word) on draws of at least this many
 # elements run as their own pass after the chunk loop instead of inside it (see
-# _map_after_loop). Below it the pass's own overhead outweighs a second core (measured on a
+# map_after_loop). Below it the pass's own overhead outweighs a second core (measured on a
 # 2-core x86 CPU: normal and exponential 5-25% slower at 2**16 elements, faster from 2**18).
 MAP_AFTER_LOOP_MIN_ELEMENTS = 1 << 17
 
@@ -122,14 +122,16 @@ def _flat_buffer() -> bool:
     return jax.device_count() == 1
 
 
-def _map_after_loop(word_map, dtype, out_dtype, n: int) -> bool:
-    """Whether the chunk loop writes raw words and ``word_map`` runs after it, in one pass.
+def map_after_loop(word_map, dtype, out_dtype, n: int) -> bool:
+    """Whether a loop that makes ``n`` words of ``dtype`` writes them raw and ``word_map`` runs
+    after it, in one pass (the chunk loop here, the tile loop of ``_stream_lanes``).
 
     Why: XLA's CPU backend spreads a large elementwise pass of the entry computation over its
     threads, but never the work inside a ``while`` loop, so a map applied chunk by chunk runs
     on one core. After the loop it runs on all of them, in place when the map's values are as
-    wide as its words (the loop writes the words bitcast to the values' type) and the buffer
-    is flat. ``out_dtype`` is the map's value type (:func:`mapped_dtype`).
+    wide as its words (the loop writes the words bitcast to the values' type) and the loop's
+    buffer has the shape of the pass's result (one device: see :func:`_flat_buffer`; the
+    callers see to the shape). ``out_dtype`` is the map's value type (:func:`mapped_dtype`).
     """
     return (word_map is not None and n >= MAP_AFTER_LOOP_MIN_ELEMENTS and _host_cores() > 1
             and _flat_buffer() and jnp.dtype(out_dtype).itemsize == jnp.dtype(dtype).itemsize)
@@ -145,7 +147,7 @@ def _chunked(h, final_tweak, first_block, n_blocks, dtype, *, native, word_map, 
     per_block = elements_per_block(dtype)
     n_chunks = -(-n_blocks // CPU_CHUNK_BLOCKS)
     out_dtype = mapped_dtype(word_map, dtype, x64=x64)
-    after = _map_after_loop(word_map, dtype, out_dtype, n_blocks * per_block)
+    after = map_after_loop(word_map, dtype, out_dtype, n_blocks * per_block)
 
     def chunk_values(start):
         offset = start if native else w.Pair(jnp.uint32(0), start.astype(jnp.uint32))
@@ -285,9 +287,10 @@ def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word,
         *h, final_tweak, first_block, skip = _with_dynamic(values, dynamic)
         return _one_window(tuple(h), final_tweak, first_block, skip, native=native, **window)
 
-    def lanes(dynamic):
+    def lanes(dynamic, *, folded):
         *h, final_tweak, first_block, skip = _with_dynamic(values, dynamic)
-        return _stream_lanes.lanes_window(tuple(h), final_tweak, first_block, skip, **window)
+        return _stream_lanes.lanes_window(tuple(h), final_tweak, first_block, skip,
+                                          folded=folded, **window)
 
     return _lanes.batched_by_lanes(one, lanes)(dynamic)
 

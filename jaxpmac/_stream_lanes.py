@@ -9,12 +9,16 @@ windows over an explicit axis of *lanes*, one per example, a tile of about
 The cells of the tiles are whole lanes, or *parts* of lanes (equal ranges of consecutive
 blocks) where lanes are long, and tiles are strided over lanes and parts
 (``_lanes.in_strided_tiles``), so that an output sharded by lanes, by elements or both has
-every tile span the devices: each device computes its own cells, with no collectives.
+every tile span the devices: each device computes its own cells, with no collectives. The one
+exception: a one-word sampler's map that runs after the tile loop (one device, whole lanes,
+see :func:`_maps_after_loop`) takes tiles of consecutive lanes
+(``_lanes.in_consecutive_tiles``), whose buffer can have the output's shape.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import jax
 import jax.numpy as jnp
@@ -156,8 +160,24 @@ def _cut_rows(rows: jax.Array, skip, n: int) -> jax.Array:
     return cut(rows, jnp.broadcast_to(skip, rows.shape[:-1]))
 
 
+def _maps_after_loop(t: Tiling, n_lanes: int, n: int, dtype, word_map, out_dtype, *,
+                     folded: bool) -> bool:
+    """Whether the tiles hold raw words and ``word_map`` runs after the tile loop, in place,
+    on all cores (``_stream.map_after_loop``), the tiles then being consecutive lanes in a
+    buffer of the values' final shape ``[L, *word_map.shape]`` (``_lanes.in_consecutive_tiles``).
+
+    Only where that is the final shape: whole lanes, none padded, and not the folded lanes of
+    nested vmaps (reshaped afterwards to their axes). Elsewhere the pass would not be in place
+    (2.07x the output's memory, measured), so the map stays in the loop.
+    """
+    return (not folded and t.parts == 1 and t.padded_lanes == n_lanes
+            and word_map is not None and word_map.shape is not None
+            and math.prod(word_map.shape) == n
+            and _stream.map_after_loop(word_map, dtype, out_dtype, n_lanes * n))
+
+
 def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int, dtype,
-                 word_map=None, x64: bool = False) -> jax.Array:
+                 word_map=None, x64: bool = False, folded: bool = False) -> jax.Array:
     """``_stream.stream_window`` of every lane, ``[L, n]``, on a CPU.
 
     Args:
@@ -167,6 +187,8 @@ def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int, dt
         skip: a static int or an int32 array ``[L]`` or ``[1]``.
         n, n_blocks, dtype, word_map: as for :func:`_stream.stream_window`; ``x64``: whether
             the caller has x64 on (``word_map`` runs with it, not with this function's x64).
+        folded: whether the lanes are the folded examples of nested vmaps
+            (``_lanes.batched_by_lanes``).
 
     Returns:
         Row ``l`` is ``_stream.stream_window`` of lane ``l``'s words, bit for bit.
@@ -181,6 +203,7 @@ def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int, dt
             return jnp.zeros((0, n), out_dtype)
         t = tiling(n_lanes, n_blocks)
         per_block = _stream.elements_per_block(dtype)
+        after = _maps_after_loop(t, n_lanes, n, dtype, word_map, out_dtype, folded=folded)
 
         def per_lane(x):  # grid column: one value per lane (or shared), shared by its parts
             return (x if x.shape[0] == 1 else _lanes.pad_lanes(x, t.padded_lanes))[:, None]
@@ -201,11 +224,20 @@ def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int, dt
             *h, final_tweak, first_block = (tile["words"].get(i, x) for i, x in enumerate(words))
             if "part_first" in tile:
                 first_block = w.add(first_block, tile["part_first"])
-            blocks = _stream.map_words(
-                word_map, _cell_blocks(cell_shape, h, final_tweak, first_block, t.part_blocks,
-                                       dtype), x64=x64)
+            blocks = _cell_blocks(cell_shape, h, final_tweak, first_block, t.part_blocks,
+                                  dtype)
+            if after:
+                blocks = lax.bitcast_convert_type(blocks, out_dtype)
+            else:
+                blocks = _stream.map_words(word_map, blocks, x64=x64)
             return _cut_rows(blocks, tile.get("skip", skip), n) if t.parts == 1 else blocks
 
+        if after:
+            out = _lanes.in_consecutive_tiles(cell, cells, lanes_per_tile=t.lanes_per_tile,
+                                              out_shape=(n_lanes, *word_map.shape),
+                                              dtype=out_dtype)
+            out = _stream.map_words(word_map, lax.bitcast_convert_type(out, dtype), x64=x64)
+            return out.reshape(n_lanes, n)
         out = _lanes.in_strided_tiles(cell, cells,
                                       tile_shape=(t.lanes_per_tile, t.parts_per_tile),
                                       out_cell=jax.ShapeDtypeStruct((out_cell,), out_dtype))

@@ -26,14 +26,15 @@ class WordMap:
     """An elementwise function of stream words, ``fn(words, fn_dtype)``, that the stream
     applies itself, so the raw words of a long draw never exist next to its output (peak
     memory about 1x the output instead of 2x): chunk by chunk (or vmapped tile by tile) as they
-    are made, or, on a CPU with one device, in one in-place pass after the chunk loop that XLA
-    spreads over all cores (``_stream._map_after_loop``). A static, hashable argument of the
+    are made, or, on a CPU with one device, in one in-place pass after the chunk (or tile) loop
+    that XLA spreads over all cores (``_stream.map_after_loop``). A static, hashable argument of the
     jitted stream: module-level functions, dtypes and shapes only.
 
     ``shape`` is the shape the caller gives the ``[n]`` values (None: they stay flat). The
-    pass after the chunk loop needs it to run in place: XLA fuses the caller's reshape into
-    that pass, and reuses the loop's buffer only for a result of the buffer's own shape, so
-    the loop keeps its buffer in this shape (``_stream._chunked``)."""
+    pass after the loop needs it to run in place: XLA fuses the caller's reshape into that
+    pass, and reuses the loop's buffer only for a result of the buffer's own shape, so the loop
+    keeps its buffer in this shape (``_stream._chunked``; ``[lanes, *shape]`` under ``vmap``:
+    ``_stream_lanes``)."""
 
     fn: Callable
     fn_dtype: np.dtype

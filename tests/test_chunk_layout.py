@@ -86,7 +86,7 @@ def test_map_runs_after_the_loop_only_where_it_can_gain(monkeypatch):
 
     def decide(word_map, n):
         values = _stream.mapped_dtype(word_map, jnp.uint32, x64=False)
-        return _stream._map_after_loop(word_map, jnp.uint32, values, n)
+        return _stream.map_after_loop(word_map, jnp.uint32, values, n)
 
     assert decide(normal, big)
     assert not decide(normal, big - 1)

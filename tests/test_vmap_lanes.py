@@ -283,3 +283,98 @@ def test_tiling_covers_every_block_once_per_cell(n_lanes, n_blocks):
         assert t.parts * t.part_blocks - n_blocks < t.part_blocks * t.parts_per_tile
     if n_lanes * n_blocks >= _stream_lanes.MIN_TILE_BLOCKS:
         assert tile >= min(_stream_lanes.MIN_TILE_BLOCKS, n_lanes * n_blocks)
+
+
+# -- one-word samplers: the map after the tile loop or in it ----------------------------------
+# With one device, a vmapped one-word sampler (normal, exponential, uniform's unit) of at least
+# _stream.MAP_AFTER_LOOP_MIN_ELEMENTS values in all writes raw words in tiles of consecutive
+# lanes into a buffer of its final shape and maps them after the loop, in place, on all cores;
+# the folded lanes of nested vmaps, padded lanes and lanes in parts keep the map in the loop.
+MAPPED = {
+    "normal": lambda k, shape: jp.normal(k, shape),
+    "exponential": lambda k, shape: jp.exponential(k, shape),
+    "uniform_traced_bounds": lambda k, shape: jp.uniform(
+        k, shape, minval=-(jp.bits(k.split(1), ()) >> 28).astype(jnp.float32), maxval=3.0),
+}
+
+
+def _vmapped(name, shape, n_lanes, *, nested=False):
+    def draw(seed):
+        k = jp.key(seed).split_static("mapped")
+        if nested:
+            inner = n_lanes // 8
+            return jax.vmap(lambda i: jax.vmap(lambda j: MAPPED[name](k.split(i, j), shape))(
+                jnp.arange(inner, dtype=jnp.uint32)))(jnp.arange(8, dtype=jnp.uint32))
+        return jax.vmap(lambda i: MAPPED[name](k.split(i, 0), shape))(
+            jnp.arange(n_lanes, dtype=jnp.uint32))
+    return draw
+
+
+@pytest.mark.parametrize("name", MAPPED)
+@pytest.mark.parametrize("shape, n_lanes, nested", [
+    ((1024,), 256, False),     # whole lanes: the map after the loop
+    ((16, 64), 256, False),    # lanes of two axes
+    ((1000,), 250, False),     # lanes of 125 blocks
+    ((1024,), 256, True),      # folded lanes of nested vmaps: the map in the loop
+    ((1 << 17,), 2, False),    # lanes in parts: the map in the loop
+])
+def test_mapped_lanes_equal_their_unbatched_draws_wherever_the_map_runs(monkeypatch, name,
+                                                                       shape, n_lanes, nested):
+    from jaxpmac import _stream
+    draw = _vmapped(name, shape, n_lanes, nested=nested)
+    got = {}
+    for after in (True, False):
+        monkeypatch.setattr(_stream, "MAP_AFTER_LOOP_MIN_ELEMENTS", 0 if after else 1 << 62)
+        jax.clear_caches()
+        got[after] = np.asarray(jax.jit(draw)(jnp.uint32(SEED)))
+    jax.clear_caches()
+    np.testing.assert_array_equal(got[True], got[False])
+    lanes = got[True].reshape(n_lanes, *shape)
+    k = jp.key(SEED).split_static("mapped")
+    for lane in sorted({0, n_lanes // 2, n_lanes - 1}):
+        i, j = divmod(lane, n_lanes // 8) if nested else (lane, 0)
+        np.testing.assert_array_equal(lanes[lane], np.asarray(MAPPED[name](k.split(i, j), shape)))
+
+
+def test_the_map_runs_after_the_tile_loop_only_where_that_is_in_place():
+    from jaxpmac import _stream, _unit
+    normal = _unit.WordMap(_ndtri_normal(), jnp.dtype(jnp.float32), (1024,))
+    big = _stream.MAP_AFTER_LOOP_MIN_ELEMENTS // 1024
+
+    def decide(n_lanes, n, word_map=normal, folded=False, n_blocks=None):
+        n_blocks = n_blocks or n // 8
+        t = _stream_lanes.tiling(n_lanes, n_blocks)
+        return _stream_lanes._maps_after_loop(t, n_lanes, n, jnp.uint32, word_map,
+                                              jnp.float32, folded=folded)
+
+    if _stream._host_cores() < 2:
+        assert not decide(big, 1024)
+        return
+    assert decide(big, 1024)
+    assert not decide(big - 1, 1024)                       # too small to gain
+    assert not decide(big, 1024, folded=True)              # nested vmaps reshape the result
+    assert not decide(big, 1024, word_map=None)            # raw bits: nothing to map
+    assert not decide(big, 1024, word_map=_unit.WordMap(_ndtri_normal(), jnp.float32))
+    assert not decide(4001, 1024)                          # padded to whole tiles
+    assert not decide(2, 1 << 17, word_map=_unit.WordMap(_ndtri_normal(), jnp.float32,
+                                                         (1 << 17,)))  # lanes in parts
+
+
+def _ndtri_normal():
+    from jaxpmac import _ndtri
+    return _ndtri.normal_of_word
+
+
+@pytest.mark.parametrize("name", MAPPED)
+@pytest.mark.parametrize("shape, n_lanes, nested", [
+    ((1024,), 1024, False), ((32, 32), 1024, False), ((1000,), 1000, False),
+    ((1024,), 1024, True)])
+def test_mapped_lanes_peak_memory_is_near_the_output(request, name, shape, n_lanes, nested):
+    if jax.default_backend() != "cpu":
+        pytest.skip("the tiled lowering is the CPU's")
+    if nested and name == "uniform_traced_bounds":
+        # The scaling by traced bounds is a pass after the tile loop; the result of folded
+        # lanes is reshaped to the nested axes, so that pass is not in place (2.09x; so it was
+        # before maps ran after the loop, for single vmaps too).
+        request.applymarker(pytest.mark.xfail(strict=True, reason="known gap: 2.09x"))
+    assert _peak_over_output(_vmapped(name, shape, n_lanes, nested=nested)) <= 1.5
