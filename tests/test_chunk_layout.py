@@ -1,8 +1,9 @@
 """The CPU chunk loop's two buffer layouts and two places for a sampler's map give one stream.
 
 Long draws on a CPU run in chunks (``_stream._chunked``). With one device the chunks go into a
-flat buffer, the last chunk ending where the draw ends, and a one-word sampler's map runs after
-the loop on all cores, in place; with several devices the chunks are rows of a 2-D buffer (which
+flat buffer (or one of the output's shape, for a map after the loop), the last chunk ending
+where the draw ends, and a one-word sampler's map runs after the loop on all cores, in place;
+with several devices the chunks are rows of a 2-D buffer (which
 XLA's SPMD partitioner splits without collectives) and the map runs chunk by chunk. These only
 change speed and memory: every combination is checked here against the others, and bits against
 the oracle.
