@@ -112,10 +112,11 @@ def _host_cores() -> int:
 def _flat_buffer() -> bool:
     """Whether the chunk loop writes into one flat buffer (else rows of a 2-D one).
 
-    Why: a flat buffer is what lets a map after the loop run in place, and lets the last chunk
-    end where the draw ends (no padding, no copy to cut it); XLA reuses a buffer only for an
-    elementwise result of the same shape and element type, and fuses the reshape of a 2-D
-    buffer into the map. But XLA's SPMD partitioner all-gathers a write at a dynamic offset of
+    Why: a buffer of the draw's own shape (flat, or the output's shape for a map after the
+    loop: see :func:`_chunked`) is what lets a map after the loop run in place, and lets the
+    last chunk end where the draw ends (no padding, no copy to cut it); XLA reuses a buffer
+    only for an elementwise result of the same shape and element type, and fuses the reshape
+    of a 2-D buffer of rows into the map. But XLA's SPMD partitioner all-gathers a write at a dynamic offset of
     a sharded flat buffer, while it splits rows of a 2-D one without collectives; a program is
     only partitioned when there are several devices.
     """
@@ -139,8 +140,8 @@ def map_after_loop(word_map, dtype, out_dtype, n: int) -> bool:
 
 def _chunked(h, final_tweak, first_block, n_blocks, dtype, *, native, word_map, x64):
     """The CPU lowering of a stream of ``n_blocks`` blocks: a loop over chunks of
-    ``CPU_CHUNK_BLOCKS`` blocks, each written in place into one buffer (flat or 2-D: see
-    :func:`_flat_buffer`). Runs with x64 on (``native``, or :func:`_chunked_via_uint64`)."""
+    ``CPU_CHUNK_BLOCKS`` blocks, each written in place into one buffer (flat, in the output's
+    shape, or rows of a 2-D one: see :func:`_flat_buffer`). Runs with x64 on (``native``, or :func:`_chunked_via_uint64`)."""
     if n_blocks <= CPU_CHUNK_BLOCKS:
         return map_words(word_map, _encrypt_blocks(h, final_tweak, first_block, n_blocks, dtype,
                                                    native=native, rolled=True), x64=x64)

@@ -20,7 +20,7 @@ from jax import lax
 
 import jaxpmac as jp
 from conftest import assert_equal_arrays, oracle_bits
-from jaxpmac import _stream_lanes
+from jaxpmac import _ndtri, _stream, _stream_lanes, _unit
 
 SEED, LABELS = 77, ["lanes"]
 ROOT = jp.key(SEED).split_static(*LABELS)
@@ -320,7 +320,6 @@ def _vmapped(name, shape, n_lanes, *, nested=False):
 ])
 def test_mapped_lanes_equal_their_unbatched_draws_wherever_the_map_runs(monkeypatch, name,
                                                                        shape, n_lanes, nested):
-    from jaxpmac import _stream
     draw = _vmapped(name, shape, n_lanes, nested=nested)
     got = {}
     for after in (True, False):
@@ -337,13 +336,11 @@ def test_mapped_lanes_equal_their_unbatched_draws_wherever_the_map_runs(monkeypa
 
 
 def test_the_map_runs_after_the_tile_loop_only_where_that_is_in_place():
-    from jaxpmac import _stream, _unit
-    normal = _unit.WordMap(_ndtri_normal(), jnp.dtype(jnp.float32), (1024,))
+    normal = _unit.WordMap(_ndtri.normal_of_word, jnp.dtype(jnp.float32), (1024,))
     big = _stream.MAP_AFTER_LOOP_MIN_ELEMENTS // 1024
 
-    def decide(n_lanes, n, word_map=normal, folded=False, n_blocks=None):
-        n_blocks = n_blocks or n // 8
-        t = _stream_lanes.tiling(n_lanes, n_blocks)
+    def decide(n_lanes, n, word_map=normal, folded=False):
+        t = _stream_lanes.tiling(n_lanes, n // 8)
         return _stream_lanes._maps_after_loop(t, n_lanes, n, jnp.uint32, word_map,
                                               jnp.float32, folded=folded)
 
@@ -354,15 +351,10 @@ def test_the_map_runs_after_the_tile_loop_only_where_that_is_in_place():
     assert not decide(big - 1, 1024)                       # too small to gain
     assert not decide(big, 1024, folded=True)              # nested vmaps reshape the result
     assert not decide(big, 1024, word_map=None)            # raw bits: nothing to map
-    assert not decide(big, 1024, word_map=_unit.WordMap(_ndtri_normal(), jnp.float32))
+    assert not decide(big, 1024, word_map=_unit.WordMap(_ndtri.normal_of_word, jnp.float32))
     assert not decide(4001, 1024)                          # padded to whole tiles
-    assert not decide(2, 1 << 17, word_map=_unit.WordMap(_ndtri_normal(), jnp.float32,
+    assert not decide(2, 1 << 17, word_map=_unit.WordMap(_ndtri.normal_of_word, jnp.float32,
                                                          (1 << 17,)))  # lanes in parts
-
-
-def _ndtri_normal():
-    from jaxpmac import _ndtri
-    return _ndtri.normal_of_word
 
 
 @pytest.mark.parametrize("name", MAPPED)
