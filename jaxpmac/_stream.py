@@ -138,63 +138,144 @@ def map_after_loop(word_map, dtype, out_dtype, n: int) -> bool:
             and _flat_buffer() and jnp.dtype(out_dtype).itemsize == jnp.dtype(dtype).itemsize)
 
 
-def _chunked(h, final_tweak, first_block, n_blocks, dtype, *, native, word_map, x64):
-    """The CPU lowering of a stream of ``n_blocks`` blocks: a loop over chunks of
-    ``CPU_CHUNK_BLOCKS`` blocks, each written in place into one buffer (flat, in the output's
-    shape, or rows of a 2-D one: see :func:`_flat_buffer`). Runs with x64 on (``native``, or :func:`_chunked_via_uint64`)."""
-    if n_blocks <= CPU_CHUNK_BLOCKS:
-        return map_words(word_map, _encrypt_blocks(h, final_tweak, first_block, n_blocks, dtype,
-                                                   native=native, rolled=True), x64=x64)
+def _chunked(h, final_tweak, first_block, skip, n, n_blocks, dtype, *, word_map, x64):
+    """The CPU lowering of stream elements ``skip .. skip + n - 1`` of ``n_blocks`` blocks: a
+    loop over chunks of ``CPU_CHUNK_BLOCKS`` blocks' worth of elements, each written in place
+    into one buffer of exactly ``n`` values (flat, or in the output's shape: see
+    :func:`_flat_buffer`), or rows of a 2-D one. Computes on ``uint64`` words, with x64 on
+    (a native draw, or :func:`_chunked_via_uint64`)."""
     per_block = elements_per_block(dtype)
-    n_chunks = -(-n_blocks // CPU_CHUNK_BLOCKS)
+    chunk_elements = CPU_CHUNK_BLOCKS * per_block
+    if n <= chunk_elements:
+        return _cut(map_words(word_map, _encrypt_blocks(h, final_tweak, first_block, n_blocks,
+                                                        dtype, native=True, rolled=True),
+                              x64=x64), skip, n)
     out_dtype = mapped_dtype(word_map, dtype, x64=x64)
-    after = map_after_loop(word_map, dtype, out_dtype, n_blocks * per_block)
+    if not _flat_buffer():
+        n_chunks = -(-n_blocks // CPU_CHUNK_BLOCKS)
 
-    def chunk_values(start):
-        offset = start if native else w.Pair(jnp.uint32(0), start.astype(jnp.uint32))
-        words = _encrypt_blocks(h, final_tweak, w.add(first_block, offset), CPU_CHUNK_BLOCKS,
-                                dtype, native=native, rolled=True)
+        def chunk_of_blocks(start):
+            return map_words(word_map, _encrypt_blocks(
+                h, final_tweak, w.add(first_block, start), CPU_CHUNK_BLOCKS, dtype,
+                native=True, rolled=True), x64=x64)
+
+        starts = lax.iota(jnp.uint64, n_chunks) * np.uint64(CPU_CHUNK_BLOCKS)
+        return _cut(lax.map(chunk_of_blocks, starts).reshape(-1), skip, n)
+
+    # A map after the loop runs in place only on a buffer of the shape its caller gives the
+    # values (see _unit.WordMap), so there the loop keeps its buffer in that shape, and writes
+    # each chunk as a box of it (see _chunk_box). (A chunk written into a flat view of such a
+    # buffer made XLA copy the whole buffer on every step.)
+    after = map_after_loop(word_map, dtype, out_dtype, n)
+    shape = (n,)
+    if after and word_map.shape is not None and math.prod(word_map.shape) == n:
+        shape = tuple(word_map.shape)
+    axis, box_length = _chunk_box(shape, chunk_elements, per_block)
+    box = (1,) * axis + (box_length, *shape[axis + 1:])
+    values_per_chunk = math.prod(box)
+    inner = math.prod(shape[axis + 1:])        # values per index of the box's axis
+    axis_values = shape[axis] * inner          # values per index of the axes before it
+    boxes_per_axis = -(-shape[axis] // box_length)
+    last_start = shape[axis] - box_length
+
+    # Chunks whose values start and end on block boundaries are whole blocks. Any other chunk
+    # is cut out of the blocks that hold it (a slice fused into the chunk's write): cutting the
+    # whole stream after the loop was a copy, 2.08x the output's memory for every size that
+    # is not a multiple of a block.
+    offsets = (values_per_chunk, last_start * inner, axis_values if axis else 0)
+    whole = (isinstance(skip, int) and skip == 0
+             and all(offset % per_block == 0 for offset in offsets))
+    blocks_per_chunk = (values_per_chunk // per_block if whole
+                        else -(-(values_per_chunk + per_block - 1) // per_block))
+    # The elements a chunk skips in its first block, where they can be known at trace time:
+    # chunks at the same offset from a block boundary cut their blocks alike.
+    skips = None
+    if isinstance(skip, int):
+        outers = range(min(math.prod(shape[:axis]), per_block))
+        starts = [*range(0, min(boxes_per_axis - 1, per_block) * box_length, box_length),
+                  last_start]
+        skips = sorted({(outer * axis_values + start * inner + skip) % per_block
+                        for outer in outers for start in starts})
+
+    def chunk_values(first):
+        """The values of elements ``first .. first + values_per_chunk - 1`` of the window."""
+        position = first + np.uint64(skip) if isinstance(skip, int) else (
+            first + skip.astype(jnp.uint64))
+        start = position // np.uint64(per_block)
+        words = _encrypt_blocks(h, final_tweak, w.add(first_block, start), blocks_per_chunk,
+                                dtype, native=True, rolled=True)
+        if not whole:
+            words = _cut_chunk(words, position % np.uint64(per_block), skips, values_per_chunk)
         if after:
             return lax.bitcast_convert_type(words, out_dtype)
         return map_words(word_map, words, x64=x64)
 
-    if not _flat_buffer():
-        starts = lax.iota(jnp.uint64, n_chunks) * np.uint64(CPU_CHUNK_BLOCKS)
-        return lax.map(chunk_values, starts).reshape(-1)[: n_blocks * per_block]
-
-    last_start = np.uint64(n_blocks - CPU_CHUNK_BLOCKS)
-    # A map after the loop runs in place only on a buffer of the shape its caller gives the
-    # values (see _unit.WordMap), so the loop keeps the buffer in that shape where it holds
-    # exactly the draw's blocks. A chunk of whole rows (slices along the first axis) is
-    # written as such; otherwise into a flat view of the buffer, in place too, but measured
-    # 10-20% slower on a 2-core x86 CPU.
-    shape = (n_blocks * per_block,)
-    if after and word_map.shape is not None and math.prod(word_map.shape) == shape[0]:
-        shape = word_map.shape
-    chunk_elements = CPU_CHUNK_BLOCKS * per_block
-    row = math.prod(shape[1:])
-
     def one_chunk(i, out):
-        # The last chunk ends where the draw ends, overlapping the one before it with the
-        # same values.
-        start = jnp.minimum(i.astype(jnp.uint64) * np.uint64(CPU_CHUNK_BLOCKS), last_start)
-        first = start * np.uint64(per_block)
-        if chunk_elements % row == 0:
-            rows = chunk_values(start).reshape(chunk_elements // row, *shape[1:])
-            zeros = (np.uint64(0),) * (len(shape) - 1)
-            return lax.dynamic_update_slice(out, rows, (first // np.uint64(row), *zeros))
-        return lax.dynamic_update_slice(out.reshape(-1), chunk_values(start),
-                                        (first,)).reshape(shape)
+        # Along the box's axis, the last box ends where the axis ends, overlapping the one
+        # before it with the same values.
+        i = i.astype(jnp.uint64)
+        outer = i // np.uint64(boxes_per_axis)
+        start = jnp.minimum(i % np.uint64(boxes_per_axis) * np.uint64(box_length),
+                            np.uint64(last_start))
+        first = outer * np.uint64(axis_values) + start * np.uint64(inner)
+        index = [start] + [np.uint64(0)] * (len(shape) - axis - 1)
+        for size in reversed(shape[:axis]):
+            index.insert(0, outer % np.uint64(size))
+            outer = outer // np.uint64(size)
+        return lax.dynamic_update_slice(out, chunk_values(first).reshape(box), index)
 
     # Under shard_map the buffer must vary over the mesh axes like the words written into it.
-    out = lax.fori_loop(0, n_chunks, one_chunk, w.zeros_varying_with(
+    n_boxes = math.prod(shape[:axis]) * boxes_per_axis
+    out = lax.fori_loop(0, n_boxes, one_chunk, w.zeros_varying_with(
         (*h, final_tweak, first_block), shape, out_dtype))
     if after:
         out = map_words(word_map, lax.bitcast_convert_type(out, dtype), x64=x64)
     return out.reshape(-1)
 
 
-def _chunked_via_uint64(h, final_tweak, first_block, n_blocks, dtype, *, word_map, x64):
+def _cut_chunk(stream: jax.Array, skip: jax.Array, skips, n: int) -> jax.Array:
+    """Elements ``skip .. skip + n - 1`` of a chunk's stream; ``skip`` is traced, ``skips``
+    all the values it can take (known at trace time), or None.
+
+    Why not always a slice at ``skip``: of 8-bit elements, XLA emits that slice element by
+    element (uint8 draws ran 25% slower), while slices at static starts are vectorised. With
+    one possible start, or two (a draw of whole rows: the chunks' and the last chunk's), the
+    cut is such slices. (Two slices of wider elements made XLA write the stream out first:
+    uint32 draws 10% slower, so they keep the one slice at ``skip``.)
+    """
+    if skips is not None and len(skips) == 1:
+        return stream[skips[0]:skips[0] + n]
+    if skips is None or len(skips) > 2 or stream.dtype.itemsize > 1:
+        return lax.dynamic_slice_in_dim(stream, skip.astype(jnp.int32), n)
+    first, other = (stream[start:start + n] for start in skips)
+    return lax.select(skip == np.uint64(skips[1]), other, first)
+
+
+def _chunk_box(shape: tuple[int, ...], most: int, per_block: int) -> tuple[int, int]:
+    """``(k, m)``: the chunks of a loop that writes a buffer of ``shape`` (more than ``most``
+    values) in place are boxes ``(1, ..., 1, m, *shape[k + 1:])`` of at most ``most`` values,
+    the axes after ``k`` whole, ``shape[k]`` cut into boxes of as even a length ``m`` as fits
+    (the last overlapping the one before it), rounded up to whole blocks of ``per_block``
+    values where that still fits. Whole boxes are at least a quarter of ``most`` values.
+
+    Example: ``(999, 999)``, 32768 and 8 give ``(0, 32)``: boxes ``(32, 999)``;
+    ``(3, 40000)`` gives ``(1, 20000)``: two boxes a row.
+    """
+    k = len(shape) - 1
+    while k > 0 and math.prod(shape[k:]) <= most:
+        k -= 1
+    inner = math.prod(shape[k + 1:])
+    fits = most // inner
+    if math.prod(shape[:k]) == 1:   # one run of boxes: the largest, the last overlapping
+        return k, min(fits, shape[k])
+    m = -(-shape[k] // -(-shape[k] // fits))
+    align = per_block // math.gcd(inner, per_block)
+    aligned = -(-m // align) * align
+    return k, (aligned if aligned <= fits else m)
+
+
+def _chunked_via_uint64(h, final_tweak, first_block, skip, n, n_blocks, dtype, *, word_map,
+                        x64):
     # Pair words cost ~3x the native ones on a CPU (a 64-bit add is five 32-bit ops, a
     # rotation six), so with x64 off the CPU lowering still runs the cipher on uint64 words:
     # enabling x64 for this trace only changes the element type inside the compiled program.
@@ -206,28 +287,22 @@ def _chunked_via_uint64(h, final_tweak, first_block, n_blocks, dtype, *, word_ma
             first_block = w.to_u64(first_block)
         if not w.is_static(final_tweak):
             final_tweak = w.to_u64(final_tweak)
-        return _chunked(h, final_tweak, first_block, n_blocks, dtype, native=True,
+        return _chunked(h, final_tweak, first_block, skip, n, n_blocks, dtype,
                         word_map=word_map, x64=x64)
 
 
-def _blocks_stream(h, final_tweak, first_block, n_blocks: int, dtype, *, native: bool,
-                   word_map, x64: bool):
-    """:func:`counter_stream` of one stream (no lane axis): the lowering outside any ``vmap``."""
-    if n_blocks == 0:
-        return jnp.zeros((0,), mapped_dtype(word_map, dtype, x64=x64))
+def _one_window(h, final_tweak, first_block, skip, *, n, n_blocks, dtype, native, word_map,
+                x64):
+    """:func:`stream_window` of one stream (no lane axis): the lowering outside any ``vmap``."""
     mapping = dict(word_map=word_map, x64=x64)
-
-    def on_cpu():
+    if tf.prefer_rolled():
         if native:
-            return _chunked(h, final_tweak, first_block, n_blocks, dtype, native=native,
-                            **mapping)
-        return _chunked_via_uint64(h, final_tweak, first_block, n_blocks, dtype, **mapping)
-
-    def elsewhere():
-        return map_words(word_map, _encrypt_blocks(h, final_tweak, first_block, n_blocks, dtype,
-                                                   native=native, rolled=False), x64=x64)
-
-    return on_cpu() if tf.prefer_rolled() else elsewhere()
+            return _chunked(h, final_tweak, first_block, skip, n, n_blocks, dtype, **mapping)
+        return _chunked_via_uint64(h, final_tweak, first_block, skip, n, n_blocks, dtype,
+                                   **mapping)
+    return _cut(map_words(word_map, _encrypt_blocks(h, final_tweak, first_block, n_blocks,
+                                                    dtype, native=native, rolled=False),
+                          x64=x64), skip, n)
 
 
 def _cut(flat: jax.Array, skip, n: int) -> jax.Array:
@@ -235,12 +310,6 @@ def _cut(flat: jax.Array, skip, n: int) -> jax.Array:
     if isinstance(skip, int):
         return flat if (skip, n) == (0, flat.shape[0]) else flat[skip:skip + n]
     return lax.dynamic_slice_in_dim(flat, skip, n)
-
-
-def _one_window(h, final_tweak, first_block, skip, *, n, n_blocks, dtype, native, word_map,
-                x64):
-    return _cut(_blocks_stream(h, final_tweak, first_block, n_blocks, dtype, native=native,
-                               word_map=word_map, x64=x64), skip, n)
 
 
 def _dynamic_part(values: tuple) -> dict:

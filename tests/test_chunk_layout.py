@@ -32,6 +32,7 @@ DRAWS = {
     "bits_uint8": lambda n: jp.bits(STATE, (n,), jnp.uint8),
     "bits_traced_offset": lambda n: jax.jit(
         lambda offset: jp.bits(STATE, (n,), offset=offset))(jnp.uint32(1000)),
+    "bits_static_offset": lambda n: jp.bits(STATE, (n,), offset=1003),
     "normal_float32": lambda n: jp.normal(STATE, (n,)),
     "normal_float16": lambda n: jp.normal(STATE, (n,), jnp.float16),
     "exponential": lambda n: jp.exponential(STATE, (n,)),
@@ -67,6 +68,9 @@ def test_layouts_and_map_placements_give_the_same_values(monkeypatch, name, n):
         np.testing.assert_array_equal(got, reference, err_msg=f"{name}: {layout}")
     if name == "bits_uint32":
         np.testing.assert_array_equal(reference, oracle_bits(21, ["layout"], [5], n, jnp.uint32))
+    if name == "bits_static_offset":
+        np.testing.assert_array_equal(
+            reference, oracle_bits(21, ["layout"], [5], n + 1003, jnp.uint32)[1003:])
 
 
 def test_float64_draws_agree_across_map_placements(monkeypatch):
@@ -100,11 +104,13 @@ def test_map_runs_after_the_loop_only_where_it_can_gain(monkeypatch):
     assert not decide(normal, big)
 
 
-# Shapes of whole blocks and several chunks: the loop keeps its buffer in the output's shape
-# (a map after the loop is in place only then), writing chunks as whole rows where a chunk is
-# whole rows, else into a flat view of the buffer.
+# Shapes of several chunks: the loop keeps its buffer in the output's shape (a map after the
+# loop is in place only then), writing each chunk as a box of it (_stream._chunk_box).
 SHAPED = {"rows": (3 * CHUNK_WORDS // 64, 64), "rows_3d": (3 * CHUNK_WORDS // 256, 16, 16),
-          "flat_view": (1000, 104), "one_long_row": (1, 3 * CHUNK_WORDS)}
+          "rows_not_dividing_a_chunk": (1000, 104), "one_long_row": (1, 3 * CHUNK_WORDS),
+          "rows_not_whole_blocks": (99, 999),            # boxes (32, 999): cut from blocks
+          "long_rows": (3, 40000),                       # boxes (1, 20000)
+          "long_prime_rows": (3, 32771)}                 # boxes (1, 16392), overlapping
 SHAPED_DRAWS = {
     "normal": lambda shape: jp.normal(STATE, shape),
     "exponential": lambda shape: jp.exponential(STATE, shape),
@@ -125,11 +131,48 @@ def test_shaped_outputs_equal_the_flat_draw_in_every_layout(monkeypatch, name, s
         np.testing.assert_array_equal(got.reshape(-1), flat, err_msg=f"{name}: {layout}")
 
 
-@pytest.mark.parametrize("shape", ((1024, 1024), (256, 64, 64), (1000, 1000), (4, 1 << 18)))
+@pytest.mark.parametrize("offset", (0, 5, "traced"))
+@pytest.mark.parametrize("extra", (0, 3))
+@pytest.mark.parametrize("dtype", (jnp.uint8, jnp.uint16, jnp.uint32))
+def test_windows_of_any_length_and_offset_equal_the_oracle(dtype, extra, offset):
+    """Chunks not whole blocks (the length, the offset, or both) are cut from their blocks in
+    the loop: at a traced start, or at one or two static ones (see _stream._cut_chunk)."""
+    per_block = _stream.elements_per_block(dtype)
+    n = 2 * _stream.CPU_CHUNK_BLOCKS * per_block + extra
+    if offset == "traced":
+        got = jax.jit(lambda o: jp.bits(STATE, (n,), dtype, offset=o))(jnp.uint32(7))
+        offset = 7
+    else:
+        got = jp.bits(STATE, (n,), dtype, offset=offset)
+    np.testing.assert_array_equal(np.asarray(got),
+                                  oracle_bits(21, ["layout"], [5], n, dtype, start=offset))
+
+
+@pytest.mark.parametrize("shape, box", [
+    ((1 << 20,), (32768,)),
+    ((1_000_000,), (32768,)),          # one run of boxes: the largest, the last overlapping
+    ((999, 999), (32, 999)),
+    ((256, 64, 64), (8, 64, 64)),
+    ((1, 98304), (1, 32768)),
+    ((3, 40000), (1, 20000)),          # even boxes in each row: not 32768 and an overlap
+    ((3, 1000003), (1, 32264)),        # of 25536 in every row
+    ((2, 3, 4, 5000), (1, 1, 4, 5000)),
+])
+def test_chunk_boxes_are_large_even_and_whole_blocks_where_they_fit(shape, box):
+    most = _stream.CPU_CHUNK_BLOCKS * 8
+    axis, length = _stream._chunk_box(shape, most, 8)
+    assert (1,) * axis + (length, *shape[axis + 1:]) == box
+    assert most // 4 <= np.prod(box) <= most
+
+
+@pytest.mark.parametrize("shape", ((1024, 1024), (256, 64, 64), (1000, 1000), (4, 1 << 18),
+                                   (999, 999), (3, 333333), (3, 1000003)))
 @pytest.mark.parametrize("name", ("normal", "exponential", "uniform_traced_bounds"))
 def test_shaped_outputs_peak_memory_is_about_the_output(name, shape):
     """The map after the loop was in place only for flat outputs: 2.08x for (1024, 1024)
-    before the loop kept its buffer in the output's shape; now ~1.09x."""
+    before the loop kept its buffer in the output's shape; now ~1.09x. Shapes that are not
+    whole blocks ((999, 999), ...) were 2.08x for every draw: the stream was cut after the
+    loop, in a copy."""
     draws = {
         "normal": lambda s: jp.normal(jp.key(s), shape),
         "exponential": lambda s: jp.exponential(jp.key(s), shape),
@@ -144,6 +187,11 @@ def test_shaped_outputs_peak_memory_is_about_the_output(name, shape):
                                       maxval=s.astype(jnp.float32)), id="uniform_traced_bounds"),
     pytest.param(lambda s: jp.bits(jp.key(s), (1_000_000,)), id="bits_not_whole_chunks"),
     pytest.param(lambda s: jp.normal(jp.key(s), (1_000_000,)), id="normal_not_whole_chunks"),
+    pytest.param(lambda s: jp.bits(jp.key(s), ((1 << 20) + 1,)), id="bits_not_whole_blocks"),
+    pytest.param(lambda s: jp.bits(jp.key(s), ((1 << 20) + 1,), jnp.uint8),
+                 id="bytes_not_whole_blocks"),
+    pytest.param(lambda s: jp.bits(jp.key(s), (1 << 20,), offset=s), id="bits_traced_offset"),
+    pytest.param(lambda s: jp.bits(jp.key(s), (999, 999)), id="bits_999x999"),
 ))
 def test_peak_memory_is_about_the_output(draw):
     """Issue 5's 1.5x (these were ~2.1x: a padded last chunk cut by a copy, or a 2-D buffer
