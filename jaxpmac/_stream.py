@@ -109,16 +109,16 @@ def _host_cores() -> int:
         return os.cpu_count() or 1
 
 
-def _flat_buffer() -> bool:
-    """Whether the chunk loop writes into one flat buffer (else rows of a 2-D one).
+def flat_buffer() -> bool:
+    """Whether the chunk loop writes into one buffer of the draw's values (flat, or the
+    output's shape: :func:`chunked_in_place`), else into rows of a 2-D one.
 
-    Why: a buffer of the draw's own shape (flat, or the output's shape for a map after the
-    loop: see :func:`_chunked`) is what lets a map after the loop run in place, and lets the
-    last chunk end where the draw ends (no padding, no copy to cut it); XLA reuses a buffer
-    only for an elementwise result of the same shape and element type, and fuses the reshape
-    of a 2-D buffer of rows into the map. But XLA's SPMD partitioner all-gathers a write at a dynamic offset of
-    a sharded flat buffer, while it splits rows of a 2-D one without collectives; a program is
-    only partitioned when there are several devices.
+    Why: a buffer of the draw's own shape is what lets a map after the loop run in place, and
+    lets the last chunk end where the draw ends (no padding, no copy to cut it); XLA reuses a
+    buffer only for an elementwise result of the same shape and element type, and fuses the
+    reshape of a 2-D buffer of rows into the map. But XLA's SPMD partitioner all-gathers a
+    write at a dynamic offset of a sharded buffer, while it splits rows of a 2-D one without
+    collectives; a program is only partitioned when there are several devices.
     """
     return jax.device_count() == 1
 
@@ -131,18 +131,18 @@ def map_after_loop(word_map, dtype, out_dtype, n: int) -> bool:
     threads, but never the work inside a ``while`` loop, so a map applied chunk by chunk runs
     on one core. After the loop it runs on all of them, in place when the map's values are as
     wide as its words (the loop writes the words bitcast to the values' type) and the loop's
-    buffer has the shape of the pass's result (one device: see :func:`_flat_buffer`; the
+    buffer has the shape of the pass's result (one device: see :func:`flat_buffer`; the
     callers see to the shape). ``out_dtype`` is the map's value type (:func:`mapped_dtype`).
     """
     return (word_map is not None and n >= MAP_AFTER_LOOP_MIN_ELEMENTS and _host_cores() > 1
-            and _flat_buffer() and jnp.dtype(out_dtype).itemsize == jnp.dtype(dtype).itemsize)
+            and flat_buffer() and jnp.dtype(out_dtype).itemsize == jnp.dtype(dtype).itemsize)
 
 
 def _chunked(h, final_tweak, first_block, skip, n, n_blocks, dtype, *, word_map, x64):
     """The CPU lowering of stream elements ``skip .. skip + n - 1`` of ``n_blocks`` blocks: a
     loop over chunks of ``CPU_CHUNK_BLOCKS`` blocks' worth of elements, each written in place
     into one buffer of exactly ``n`` values (flat, or in the output's shape: see
-    :func:`_flat_buffer`), or rows of a 2-D one. Computes on ``uint64`` words, with x64 on
+    :func:`flat_buffer`), or rows of a 2-D one. Computes on ``uint64`` words, with x64 on
     (a native draw, or :func:`_chunked_via_uint64`)."""
     per_block = elements_per_block(dtype)
     chunk_elements = CPU_CHUNK_BLOCKS * per_block
@@ -151,7 +151,7 @@ def _chunked(h, final_tweak, first_block, skip, n, n_blocks, dtype, *, word_map,
                                                         dtype, native=True, rolled=True),
                               x64=x64), skip, n)
     out_dtype = mapped_dtype(word_map, dtype, x64=x64)
-    if not _flat_buffer():
+    if not flat_buffer():
         n_chunks = -(-n_blocks // CPU_CHUNK_BLOCKS)
 
         def chunk_of_blocks(start):
@@ -162,15 +162,37 @@ def _chunked(h, final_tweak, first_block, skip, n, n_blocks, dtype, *, word_map,
         starts = lax.iota(jnp.uint64, n_chunks) * np.uint64(CPU_CHUNK_BLOCKS)
         return _cut(lax.map(chunk_of_blocks, starts).reshape(-1), skip, n)
 
+    return chunked_in_place(h, final_tweak, first_block, skip, n, dtype, word_map=word_map,
+                            x64=x64)
+
+
+def chunked_in_place(h, final_tweak, first_block, skip, n: int, dtype, *, word_map, x64: bool,
+                     lanes: int | None = None, may_map_after: bool = True) -> jax.Array:
+    """The one-device chunk loop of :func:`_chunked`, or of ``lanes`` streams at once: each dynamic word (``uint64``, x64 on) and ``skip`` then has a leading
+    lane axis of ``lanes`` or 1 (shared), the result is ``[lanes, n]``, and a chunk is a piece
+    of one lane (``_stream_lanes`` runs long lanes this way on one device). ``may_map_after``:
+    whether the caller keeps the result's shape, so that a map after the loop can be in place
+    (not for the folded lanes of nested vmaps, reshaped afterwards).
+    """
+    per_block = elements_per_block(dtype)
+    chunk_elements = CPU_CHUNK_BLOCKS * per_block
+    out_dtype = mapped_dtype(word_map, dtype, x64=x64)
+    lead = () if lanes is None else (lanes,)
+
     # A map after the loop runs in place only on a buffer of the shape its caller gives the
     # values (see _unit.WordMap), so there the loop keeps its buffer in that shape, and writes
     # each chunk as a box of it (see _chunk_box). (A chunk written into a flat view of such a
     # buffer made XLA copy the whole buffer on every step.)
-    after = map_after_loop(word_map, dtype, out_dtype, n)
-    shape = (n,)
+    after = may_map_after and map_after_loop(word_map, dtype, out_dtype, n * (lanes or 1))
+    shape = (*lead, n)
     if after and word_map.shape is not None and math.prod(word_map.shape) == n:
-        shape = tuple(word_map.shape)
-    axis, box_length = _chunk_box(shape, chunk_elements, per_block)
+        shape = (*lead, *word_map.shape)
+    # A box never spans lanes: it is a box of one lane's shape.
+    axis, box_length = _chunk_box(shape[len(lead):], chunk_elements, per_block,
+                                  runs=lanes or 1)
+    axis += len(lead)
+    # Axes before the box's within one stream: none for lanes shorter than the buffer's rows.
+    stream_outers = math.prod(shape[len(lead):axis])
     box = (1,) * axis + (box_length, *shape[axis + 1:])
     values_per_chunk = math.prod(box)
     inner = math.prod(shape[axis + 1:])        # values per index of the box's axis
@@ -182,7 +204,7 @@ def _chunked(h, final_tweak, first_block, skip, n, n_blocks, dtype, *, word_map,
     # is cut out of the blocks that hold it (a slice fused into the chunk's write): cutting the
     # whole stream after the loop was a copy, 2.08x the output's memory for every size that
     # is not a multiple of a block.
-    offsets = (values_per_chunk, last_start * inner, axis_values if axis else 0)
+    offsets = (values_per_chunk, last_start * inner, axis_values if stream_outers > 1 else 0)
     whole = (isinstance(skip, int) and skip == 0
              and all(offset % per_block == 0 for offset in offsets))
     blocks_per_chunk = (values_per_chunk // per_block if whole
@@ -191,19 +213,23 @@ def _chunked(h, final_tweak, first_block, skip, n, n_blocks, dtype, *, word_map,
     # chunks at the same offset from a block boundary cut their blocks alike.
     skips = None
     if isinstance(skip, int):
-        outers = range(min(math.prod(shape[:axis]), per_block))
+        outers = range(min(stream_outers, per_block))
         starts = [*range(0, min(boxes_per_axis - 1, per_block) * box_length, box_length),
                   last_start]
         skips = sorted({(outer * axis_values + start * inner + skip) % per_block
                         for outer in outers for start in starts})
 
-    def chunk_values(first):
-        """The values of elements ``first .. first + values_per_chunk - 1`` of the window."""
-        position = first + np.uint64(skip) if isinstance(skip, int) else (
-            first + skip.astype(jnp.uint64))
+    def chunk_values(first, lane):
+        """The values of elements ``first .. first + values_per_chunk - 1`` of the window (of
+        lane ``lane``)."""
+        *h_, final_tweak_, first_block_, skip_ = (
+            x if lane is None or w.is_static(x) else x[0] if x.shape[0] == 1 else x[lane]
+            for x in (*h, final_tweak, first_block, skip))
+        position = first + np.uint64(skip_) if isinstance(skip_, int) else (
+            first + skip_.astype(jnp.uint64))
         start = position // np.uint64(per_block)
-        words = _encrypt_blocks(h, final_tweak, w.add(first_block, start), blocks_per_chunk,
-                                dtype, native=True, rolled=True)
+        words = _encrypt_blocks(tuple(h_), final_tweak_, w.add(first_block_, start),
+                                blocks_per_chunk, dtype, native=True, rolled=True)
         if not whole:
             words = _cut_chunk(words, position % np.uint64(per_block), skips, values_per_chunk)
         if after:
@@ -217,12 +243,14 @@ def _chunked(h, final_tweak, first_block, skip, n, n_blocks, dtype, *, word_map,
         outer = i // np.uint64(boxes_per_axis)
         start = jnp.minimum(i % np.uint64(boxes_per_axis) * np.uint64(box_length),
                             np.uint64(last_start))
-        first = outer * np.uint64(axis_values) + start * np.uint64(inner)
+        lane = None if lanes is None else outer // np.uint64(stream_outers)
+        first = (outer % np.uint64(stream_outers) * np.uint64(axis_values)
+                 + start * np.uint64(inner))
         index = [start] + [np.uint64(0)] * (len(shape) - axis - 1)
         for size in reversed(shape[:axis]):
             index.insert(0, outer % np.uint64(size))
             outer = outer // np.uint64(size)
-        return lax.dynamic_update_slice(out, chunk_values(first).reshape(box), index)
+        return lax.dynamic_update_slice(out, chunk_values(first, lane).reshape(box), index)
 
     # Under shard_map the buffer must vary over the mesh axes like the words written into it.
     n_boxes = math.prod(shape[:axis]) * boxes_per_axis
@@ -230,7 +258,7 @@ def _chunked(h, final_tweak, first_block, skip, n, n_blocks, dtype, *, word_map,
         (*h, final_tweak, first_block), shape, out_dtype))
     if after:
         out = map_words(word_map, lax.bitcast_convert_type(out, dtype), x64=x64)
-    return out.reshape(-1)
+    return out.reshape(*lead, n)
 
 
 def _cut_chunk(stream: jax.Array, skip: jax.Array, skips, n: int) -> jax.Array:
@@ -251,12 +279,14 @@ def _cut_chunk(stream: jax.Array, skip: jax.Array, skips, n: int) -> jax.Array:
     return lax.select(skip == np.uint64(skips[1]), other, first)
 
 
-def _chunk_box(shape: tuple[int, ...], most: int, per_block: int) -> tuple[int, int]:
-    """``(k, m)``: the chunks of a loop that writes a buffer of ``shape`` (more than ``most``
-    values) in place are boxes ``(1, ..., 1, m, *shape[k + 1:])`` of at most ``most`` values,
+def _chunk_box(shape: tuple[int, ...], most: int, per_block: int, *,
+               runs: int = 1) -> tuple[int, int]:
+    """``(k, m)``: the chunks of a loop that writes a buffer of ``shape`` in place are boxes
+    ``(1, ..., 1, m, *shape[k + 1:])`` of at most ``most`` values (or the whole buffer),
     the axes after ``k`` whole, ``shape[k]`` cut into boxes of as even a length ``m`` as fits
     (the last overlapping the one before it), rounded up to whole blocks of ``per_block``
     values where that still fits. Whole boxes are at least a quarter of ``most`` values.
+    ``runs``: how many buffers of ``shape`` the loop writes (lanes), each cut alike.
 
     Example: ``(999, 999)``, 32768 and 8 give ``(0, 32)``: boxes ``(32, 999)``;
     ``(3, 40000)`` gives ``(1, 20000)``: two boxes a row.
@@ -266,7 +296,7 @@ def _chunk_box(shape: tuple[int, ...], most: int, per_block: int) -> tuple[int, 
         k -= 1
     inner = math.prod(shape[k + 1:])
     fits = most // inner
-    if math.prod(shape[:k]) == 1:   # one run of boxes: the largest, the last overlapping
+    if runs * math.prod(shape[:k]) == 1:   # one run: the largest boxes, the last overlapping
         return k, min(fits, shape[k])
     m = -(-shape[k] // -(-shape[k] // fits))
     align = per_block // math.gcd(inner, per_block)

@@ -9,10 +9,12 @@ windows over an explicit axis of *lanes*, one per example, a tile of about
 The cells of the tiles are whole lanes, or *parts* of lanes (equal ranges of consecutive
 blocks) where lanes are long, and tiles are strided over lanes and parts
 (``_lanes.in_strided_tiles``), so that an output sharded by lanes, by elements or both has
-every tile span the devices: each device computes its own cells, with no collectives. The one
-exception: a one-word sampler's map that runs after the tile loop (one device, whole lanes,
-see :func:`_maps_after_loop`) takes tiles of consecutive lanes
-(``_lanes.in_consecutive_tiles``), whose buffer can have the output's shape.
+every tile span the devices: each device computes its own cells, with no collectives. The
+exceptions, with one device: a one-word sampler's map that runs after the tile loop (whole
+lanes, see :func:`_maps_after_loop`) takes tiles of consecutive lanes
+(``_lanes.in_consecutive_tiles``), whose buffer can have the output's shape; and long lanes
+(longer than a chunk, or in parts that would be cut in a copy) run the one-stream chunk loop
+over lanes (``_stream.chunked_in_place``), a piece of one lane a step, in place.
 """
 
 from __future__ import annotations
@@ -121,7 +123,8 @@ def tiling(n_lanes: int, n_blocks: int) -> Tiling:
     parts, so that tiles still span lanes and elements: always where a lane is longer than a
     tile, else only where parts split the lanes exactly. Why only then: tiles of whole lanes
     cut their lanes' windows themselves, while lanes padded with blocks (and windows at a
-    traced offset, in parts) are cut to the output at the end, in a copy of it.
+    traced offset, in parts) are cut to the output at the end, in a copy of it (with several
+    devices; one device runs such lanes in the chunk loop, see :func:`lanes_window`).
     """
     if n_blocks * SHARDING_WIDTH <= TILE_BLOCKS:
         return _whole_lanes(n_lanes, n_blocks)
@@ -203,6 +206,17 @@ def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int, dt
             return jnp.zeros((0, n), out_dtype)
         t = tiling(n_lanes, n_blocks)
         per_block = _stream.elements_per_block(dtype)
+        parts_cut = (t.parts * t.part_blocks * per_block != n
+                     or not isinstance(skip, int) or skip != 0)
+        long_lanes = t.parts > 1 and (n > _stream.CPU_CHUNK_BLOCKS * per_block or parts_cut)
+        if long_lanes and _stream.flat_buffer():
+            # Long lanes on one device: the one-stream chunk loop, a piece of one lane a step,
+            # writes exactly the windows in place (tiles of parts are cut to the windows in a
+            # copy where parts do not split a lane, or at a traced offset: 2x the output's
+            # memory), and a one-word sampler's map can run after it on all cores.
+            return _stream.chunked_in_place(words[:4], words[4], words[5], skip, n, dtype,
+                                            word_map=word_map, x64=x64, lanes=n_lanes,
+                                            may_map_after=not folded)
         after = _maps_after_loop(t, n_lanes, n, dtype, word_map, out_dtype, folded=folded)
 
         def per_lane(x):  # grid column: one value per lane (or shared), shared by its parts

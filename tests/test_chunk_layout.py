@@ -47,7 +47,7 @@ LAYOUTS = {"flat, map after": (True, True), "flat, map in loop": (True, False),
 
 
 def _draw_with(monkeypatch, draw, n, *, flat: bool, after: bool) -> np.ndarray:
-    monkeypatch.setattr(_stream, "_flat_buffer", lambda: flat)
+    monkeypatch.setattr(_stream, "flat_buffer", lambda: flat)
     monkeypatch.setattr(_stream, "_host_cores", lambda: 2)
     monkeypatch.setattr(_stream, "MAP_AFTER_LOOP_MIN_ELEMENTS", 0 if after else 1 << 62)
     # The stream function is a cached jit: without this every variant reruns the first one.
@@ -210,7 +210,7 @@ SHARDED_CHILD = textwrap.dedent("""
                    "reduce-scatter")
     state = jp.key(21).split_static("layout").split(5)
     sharding = NamedSharding(jax.make_mesh((8,), ("x",)), P("x"))
-    report = {"flat": _stream._flat_buffer()}
+    report = {"flat": _stream.flat_buffer()}
     for name, draw in (("bits", lambda: jp.bits(state, (1 << 18,))),
                        ("normal", lambda: jp.normal(state, (1 << 18,)))):
         compiled = jax.jit(draw, out_shardings=sharding).lower().compile()
@@ -224,7 +224,7 @@ def test_sharded_chunked_draws_use_rows_and_equal_the_flat_layout():
     """With 8 devices the loop writes rows of a 2-D buffer: no collectives, and the values of
     this one-device process's flat layout."""
     report = run_child_with_host_devices(SHARDED_CHILD, timeout=600)
-    assert _stream._flat_buffer() and not report["flat"]
+    assert _stream.flat_buffer() and not report["flat"]
     for name, draw in (("bits", jp.bits), ("normal", jp.normal)):
         assert report[name]["collectives"] == [], name
         expected = np.asarray(draw(STATE, (1 << 18,))).view(np.uint32)

@@ -248,7 +248,10 @@ def _peak_over_output(draw) -> float:
 @pytest.mark.parametrize("shape, n_lanes, offset", [
     ((1024,), 4096, None),      # the benchmark's vmap workload: 16 MiB of output
     ((1024,), 4096, "traced"),  # a traced offset per lane
-    ((131072,), 8, None),       # long lanes, split into parts
+    ((131072,), 8, None),       # long lanes: the chunk loop, a piece of a lane a step
+    ((131072,), 8, "traced"),   # the same at traced offsets (tiles of parts: 2.0x)
+    ((70001,), 5, None),        # long lanes that parts do not split (tiles of parts: 2.08x)
+    ((999, 999), 4, None),      # (tiles of parts: 2.0x)
 ])
 def test_vmap_peak_memory_is_near_the_output(shape, n_lanes, offset):
     if jax.default_backend() != "cpu":
@@ -288,8 +291,9 @@ def test_tiling_covers_every_block_once_per_cell(n_lanes, n_blocks):
 # -- one-word samplers: the map after the tile loop or in it ----------------------------------
 # With one device, a vmapped one-word sampler (normal, exponential, uniform's unit) of at least
 # _stream.MAP_AFTER_LOOP_MIN_ELEMENTS values in all writes raw words in tiles of consecutive
-# lanes into a buffer of its final shape and maps them after the loop, in place, on all cores;
-# the folded lanes of nested vmaps, padded lanes and lanes in parts keep the map in the loop.
+# lanes (or, for long lanes, in the one-stream chunk loop) into a buffer of its final shape and
+# maps them after the loop, in place, on all cores; the folded lanes of nested vmaps and padded
+# lanes keep the map in the loop.
 MAPPED = {
     "normal": lambda k, shape: jp.normal(k, shape),
     "exponential": lambda k, shape: jp.exponential(k, shape),
@@ -316,7 +320,8 @@ def _vmapped(name, shape, n_lanes, *, nested=False):
     ((16, 64), 256, False),    # lanes of two axes
     ((1000,), 250, False),     # lanes of 125 blocks
     ((1024,), 256, True),      # folded lanes of nested vmaps: the map in the loop
-    ((1 << 17,), 2, False),    # lanes in parts: the map in the loop
+    ((1 << 17,), 2, False),    # long lanes: the one-stream chunk loop over lanes
+    ((70001,), 16, True),      # the same, folded lanes of nested vmaps: the map in the loop
 ])
 def test_mapped_lanes_equal_their_unbatched_draws_wherever_the_map_runs(monkeypatch, name,
                                                                        shape, n_lanes, nested):
@@ -360,7 +365,7 @@ def test_the_map_runs_after_the_tile_loop_only_where_that_is_in_place():
 @pytest.mark.parametrize("name", MAPPED)
 @pytest.mark.parametrize("shape, n_lanes, nested", [
     ((1024,), 1024, False), ((32, 32), 1024, False), ((1000,), 1000, False),
-    ((1024,), 1024, True)])
+    ((1024,), 1024, True), ((999, 999), 4, False), ((70001,), 16, False)])
 def test_mapped_lanes_peak_memory_is_near_the_output(request, name, shape, n_lanes, nested):
     if jax.default_backend() != "cpu":
         pytest.skip("the tiled lowering is the CPU's")
