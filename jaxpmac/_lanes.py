@@ -104,7 +104,9 @@ def pad_lanes(x: jax.Array, n_lanes: int) -> jax.Array:
 def in_consecutive_tiles(cell: Callable, cells, *, lanes_per_tile: int,
                          out_shape: tuple[int, ...], dtype) -> jax.Array:
     """``cell`` over lanes, ``lanes_per_tile`` consecutive lanes per step, written as they come
-    into a buffer of ``out_shape`` (``[L, ...]``), in place.
+    into a buffer of ``out_shape`` (``[L, ...]``), in place. Where ``lanes_per_tile`` does not
+    divide ``L``, the last tile ends at the last lane, overlapping the one before it with the
+    same rows (so no lane is padded, and no copy cuts the padding off).
 
     For one device only: a sharded output needs :func:`in_strided_tiles` (why: there). What it
     gives over those is the buffer's shape, any shape of ``L`` rows: an elementwise pass over
@@ -115,7 +117,7 @@ def in_consecutive_tiles(cell: Callable, cells, *, lanes_per_tile: int,
             ``lanes_per_tile`` lanes (or 1: shared), returning ``lanes_per_tile`` rows of
             ``prod(out_shape[1:])`` values in any shape.
         cells: a pytree of arrays with a leading axis of ``L`` lanes, or of size 1.
-        lanes_per_tile: lanes per step, dividing ``L``.
+        lanes_per_tile: lanes per step, at most ``L``.
         out_shape: the result's shape, ``[L, ...]``.
         dtype: the result's element type.
     """
@@ -128,14 +130,14 @@ def in_consecutive_tiles(cell: Callable, cells, *, lanes_per_tile: int,
         return lax.dynamic_slice_in_dim(x, first, lanes_per_tile)
 
     def step(s, out):
-        first = s * lanes_per_tile
+        first = jnp.minimum(s * lanes_per_tile, n_lanes - lanes_per_tile)
         rows = cell(jax.tree_util.tree_map(lambda x: tile_of(x, first), cells))
         rows = rows.reshape(lanes_per_tile, *out_shape[1:])
         zero = jnp.zeros_like(first)
         return lax.dynamic_update_slice(out, rows, (first, *(zero,) * (len(out_shape) - 1)))
 
     out = w.zeros_varying_with(leaves, out_shape, dtype)
-    return lax.fori_loop(0, n_lanes // lanes_per_tile, step, out)
+    return lax.fori_loop(0, -(-n_lanes // lanes_per_tile), step, out)
 
 
 def _interleave(first, second) -> tuple:

@@ -169,11 +169,11 @@ def _maps_after_loop(t: Tiling, n_lanes: int, n: int, dtype, word_map, out_dtype
     on all cores (``_stream.map_after_loop``), the tiles then being consecutive lanes in a
     buffer of the values' final shape ``[L, *word_map.shape]`` (``_lanes.in_consecutive_tiles``).
 
-    Only where that is the final shape: whole lanes, none padded, and not the folded lanes of
-    nested vmaps (reshaped afterwards to their axes). Elsewhere the pass would not be in place
+    Only where that is the final shape: whole lanes (consecutive tiles pad none), and not the
+    folded lanes of nested vmaps (reshaped afterwards to their axes). Elsewhere the pass would not be in place
     (2.07x the output's memory, measured), so the map stays in the loop.
     """
-    return (not folded and t.parts == 1 and t.padded_lanes == n_lanes
+    return (not folded and t.parts == 1
             and word_map is not None and word_map.shape is not None
             and math.prod(word_map.shape) == n
             and _stream.map_after_loop(word_map, dtype, out_dtype, n_lanes * n))
@@ -218,9 +218,15 @@ def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int, dt
                                             word_map=word_map, x64=x64, lanes=n_lanes,
                                             may_map_after=not folded)
         after = _maps_after_loop(t, n_lanes, n, dtype, word_map, out_dtype, folded=folded)
+        # Whole lanes on one device go in consecutive tiles, the last overlapping the one
+        # before it: no lane is padded, so no copy cuts the padding off (2x the output's
+        # memory), and the buffer can have the output's shape.
+        consecutive = t.parts == 1 and _stream.flat_buffer()
 
         def per_lane(x):  # grid column: one value per lane (or shared), shared by its parts
-            return (x if x.shape[0] == 1 else _lanes.pad_lanes(x, t.padded_lanes))[:, None]
+            if x.shape[0] == 1 or consecutive:
+                return x[:, None]
+            return _lanes.pad_lanes(x, t.padded_lanes)[:, None]
 
         cells = {"words": {i: per_lane(x) for i, x in enumerate(words) if not w.is_static(x)}}
         if t.parts == 1:
@@ -246,11 +252,14 @@ def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int, dt
                 blocks = _stream.map_words(word_map, blocks, x64=x64)
             return _cut_rows(blocks, tile.get("skip", skip), n) if t.parts == 1 else blocks
 
-        if after:
-            out = _lanes.in_consecutive_tiles(cell, cells, lanes_per_tile=t.lanes_per_tile,
-                                              out_shape=(n_lanes, *word_map.shape),
-                                              dtype=out_dtype)
-            out = _stream.map_words(word_map, lax.bitcast_convert_type(out, dtype), x64=x64)
+        if consecutive:
+            out = _lanes.in_consecutive_tiles(
+                cell, cells, lanes_per_tile=t.lanes_per_tile,
+                out_shape=(n_lanes, *word_map.shape) if after else (n_lanes, n),
+                dtype=out_dtype)
+            if after:
+                out = _stream.map_words(word_map, lax.bitcast_convert_type(out, dtype),
+                                        x64=x64)
             return out.reshape(n_lanes, n)
         out = _lanes.in_strided_tiles(cell, cells,
                                       tile_shape=(t.lanes_per_tile, t.parts_per_tile),

@@ -4,8 +4,8 @@ On a CPU, ``vmap`` of a draw does not batch the one-stream lowering: a ``custom_
 the examples, as lanes, to ``_stream_lanes``, which runs a tile of cells (whole lanes, or parts
 of long lanes) at a time. The references here are the same draws made one example at a time
 (``lax.map`` traces the draw unbatched) and, for a few lanes, the oracle. Lane counts and shapes
-are chosen to cover one tile, many tiles, lane counts no tile size divides (padded or not), and
-lanes split into parts, exactly or with padding.
+are chosen to cover one tile, many tiles, lane counts no tile size divides, lanes split into
+parts exactly, and long lanes (the one-stream chunk loop over lanes, on one device).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class LaneCountTest(chex.TestCase):
         300,    # tiles of 100 lanes (4 x 25: all the twos, and the largest divisor that fits)
         301,    # 7 x 43: tiles of 43 lanes
         1000,   # tiles of 40 lanes
-        4001)   # a prime: one-lane tiles would be too small, so lanes are padded to 4096
+        4001)   # a prime: tiles of a power of two, the last overlapping (several devices: padded)
     def test_each_lane_is_its_unbatched_draw(self, n_lanes):
         def draw(i):
             return jp.bits(ROOT.split(i), PER_LANE)
@@ -66,7 +66,7 @@ class ShapeTest(chex.TestCase):
         (jnp.uint32, (1001,), 40),         # 126 blocks, the last cut; tiles of 8 lanes
         (jnp.uint32, (8192,), 16),         # 1024 blocks: parts that split the lanes exactly
         (jnp.uint16, (33001,), 3),         # 2063 blocks: whole lanes, one a tile
-        (jnp.uint8, (4, 40001), 2))        # 5001 blocks: parts, the lanes padded with blocks
+        (jnp.uint8, (4, 40001), 2))        # 5001 blocks: long lanes, the chunk loop
     def test_dtypes_and_shapes(self, dtype, shape, n_lanes):
         def draw(i):
             return jp.bits(ROOT.split(i), shape, dtype)
@@ -248,6 +248,7 @@ def _peak_over_output(draw) -> float:
 @pytest.mark.parametrize("shape, n_lanes, offset", [
     ((1024,), 4096, None),      # the benchmark's vmap workload: 16 MiB of output
     ((1024,), 4096, "traced"),  # a traced offset per lane
+    ((1024,), 4001, None),      # a prime lane count: the last tile overlaps (padded: 2.03x)
     ((131072,), 8, None),       # long lanes: the chunk loop, a piece of a lane a step
     ((131072,), 8, "traced"),   # the same at traced offsets (tiles of parts: 2.0x)
     ((70001,), 5, None),        # long lanes that parts do not split (tiles of parts: 2.08x)
@@ -292,8 +293,8 @@ def test_tiling_covers_every_block_once_per_cell(n_lanes, n_blocks):
 # With one device, a vmapped one-word sampler (normal, exponential, uniform's unit) of at least
 # _stream.MAP_AFTER_LOOP_MIN_ELEMENTS values in all writes raw words in tiles of consecutive
 # lanes (or, for long lanes, in the one-stream chunk loop) into a buffer of its final shape and
-# maps them after the loop, in place, on all cores; the folded lanes of nested vmaps and padded
-# lanes keep the map in the loop.
+# maps them after the loop, in place, on all cores; the folded lanes of nested vmaps keep the
+# map in the loop.
 MAPPED = {
     "normal": lambda k, shape: jp.normal(k, shape),
     "exponential": lambda k, shape: jp.exponential(k, shape),
@@ -320,6 +321,7 @@ def _vmapped(name, shape, n_lanes, *, nested=False):
     ((16, 64), 256, False),    # lanes of two axes
     ((1000,), 250, False),     # lanes of 125 blocks
     ((1024,), 256, True),      # folded lanes of nested vmaps: the map in the loop
+    ((1024,), 4001, False),    # a prime lane count: the last tile overlaps the one before
     ((1 << 17,), 2, False),    # long lanes: the one-stream chunk loop over lanes
     ((70001,), 16, True),      # the same, folded lanes of nested vmaps: the map in the loop
 ])
@@ -357,7 +359,7 @@ def test_the_map_runs_after_the_tile_loop_only_where_that_is_in_place():
     assert not decide(big, 1024, folded=True)              # nested vmaps reshape the result
     assert not decide(big, 1024, word_map=None)            # raw bits: nothing to map
     assert not decide(big, 1024, word_map=_unit.WordMap(_ndtri.normal_of_word, jnp.float32))
-    assert not decide(4001, 1024)                          # padded to whole tiles
+    assert decide(4001, 1024)       # a prime lane count: the last tile overlaps, none padded
     assert not decide(2, 1 << 17, word_map=_unit.WordMap(_ndtri.normal_of_word, jnp.float32,
                                                          (1 << 17,)))  # lanes in parts
 
@@ -365,7 +367,8 @@ def test_the_map_runs_after_the_tile_loop_only_where_that_is_in_place():
 @pytest.mark.parametrize("name", MAPPED)
 @pytest.mark.parametrize("shape, n_lanes, nested", [
     ((1024,), 1024, False), ((32, 32), 1024, False), ((1000,), 1000, False),
-    ((1024,), 1024, True), ((999, 999), 4, False), ((70001,), 16, False)])
+    ((1024,), 1024, True), ((999, 999), 4, False), ((70001,), 16, False),
+    ((1024,), 4001, False)])
 def test_mapped_lanes_peak_memory_is_near_the_output(request, name, shape, n_lanes, nested):
     if jax.default_backend() != "cpu":
         pytest.skip("the tiled lowering is the CPU's")
