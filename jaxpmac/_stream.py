@@ -168,11 +168,14 @@ def _chunked(h, final_tweak, first_block, skip, n, n_blocks, dtype, *, word_map,
 
 def chunked_in_place(h, final_tweak, first_block, skip, n: int, dtype, *, word_map, x64: bool,
                      lanes: int | None = None, may_map_after: bool = True) -> jax.Array:
-    """The one-device chunk loop of :func:`_chunked`, or of ``lanes`` streams at once: each dynamic word (``uint64``, x64 on) and ``skip`` then has a leading
-    lane axis of ``lanes`` or 1 (shared), the result is ``[lanes, n]``, and a chunk is a piece
-    of one lane (``_stream_lanes`` runs long lanes this way on one device). ``may_map_after``:
-    whether the caller keeps the result's shape, so that a map after the loop can be in place
-    (not for the folded lanes of nested vmaps, reshaped afterwards).
+    """The one-device chunk loop of :func:`_chunked`, or of ``lanes`` streams at once.
+
+    With ``lanes``, each dynamic word (``uint64``, x64 on) and ``skip`` has a leading lane
+    axis of ``lanes`` or 1 (shared), the result is ``[lanes, n]``, and a chunk is a piece of
+    one lane, its words picked by index (``_stream_lanes`` runs long lanes this way on one
+    device). ``may_map_after``: whether the caller keeps the result's shape, so that a map
+    after the loop can be in place (not for the folded lanes of nested vmaps, reshaped
+    afterwards).
     """
     per_block = elements_per_block(dtype)
     chunk_elements = CPU_CHUNK_BLOCKS * per_block
@@ -282,11 +285,13 @@ def _cut_chunk(stream: jax.Array, skip: jax.Array, skips, n: int) -> jax.Array:
 def _chunk_box(shape: tuple[int, ...], most: int, per_block: int, *,
                runs: int = 1) -> tuple[int, int]:
     """``(k, m)``: the chunks of a loop that writes a buffer of ``shape`` in place are boxes
-    ``(1, ..., 1, m, *shape[k + 1:])`` of at most ``most`` values (or the whole buffer),
-    the axes after ``k`` whole, ``shape[k]`` cut into boxes of as even a length ``m`` as fits
-    (the last overlapping the one before it), rounded up to whole blocks of ``per_block``
-    values where that still fits. Whole boxes are at least a quarter of ``most`` values.
-    ``runs``: how many buffers of ``shape`` the loop writes (lanes), each cut alike.
+    ``(1, ..., 1, m, *shape[k + 1:])`` of at most ``most`` values (or the whole buffer, if it
+    is smaller), the axes after ``k`` whole and ``shape[k]`` cut into runs of boxes, the last
+    of a run overlapping the one before it. Where there is one run (``runs`` buffers of
+    ``shape``, lanes, times the axes before ``k``), its boxes are as long as fits; else as even
+    as they can be (less work overlapped in every run), rounded up to whole blocks of
+    ``per_block`` values where that still fits. Boxes are more than a quarter of ``most``
+    values.
 
     Example: ``(999, 999)``, 32768 and 8 give ``(0, 32)``: boxes ``(32, 999)``;
     ``(3, 40000)`` gives ``(1, 20000)``: two boxes a row.

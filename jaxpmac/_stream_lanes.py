@@ -170,8 +170,8 @@ def _maps_after_loop(t: Tiling, n_lanes: int, n: int, dtype, word_map, out_dtype
     buffer of the values' final shape ``[L, *word_map.shape]`` (``_lanes.in_consecutive_tiles``).
 
     Only where that is the final shape: whole lanes (consecutive tiles pad none), and not the
-    folded lanes of nested vmaps (reshaped afterwards to their axes). Elsewhere the pass would not be in place
-    (2.07x the output's memory, measured), so the map stays in the loop.
+    folded lanes of nested vmaps (reshaped afterwards to their axes). Elsewhere the pass would
+    not be in place (2.07x the output's memory, measured), so the map stays in the loop.
     """
     return (not folded and t.parts == 1
             and word_map is not None and word_map.shape is not None
