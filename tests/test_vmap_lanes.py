@@ -268,6 +268,22 @@ def test_vmap_peak_memory_is_near_the_output(shape, n_lanes, offset):
     assert _peak_over_output(draw) <= 1.5
 
 
+@pytest.mark.parametrize("shape, n_lanes", [((1024,), 7), ((70001,), 3)],
+                         ids=("consecutive_tiles", "long_lanes"))
+@pytest.mark.parametrize("check_vma", (True, False))
+def test_vmapped_draws_inside_a_one_device_shard_map(check_vma, shape, n_lanes):
+    """The one-device lowerings (tiles of consecutive lanes, the chunk loop over long lanes)
+    start their buffers varying over the mesh axes like the words written into them."""
+    mesh = jax.make_mesh((1,), ("x",))
+    lanes = jnp.arange(n_lanes, dtype=jnp.uint32)
+    per_device = jax.shard_map(
+        lambda: jax.vmap(lambda i: jp.normal(ROOT.split(lax.axis_index("x"), i), shape))(
+            lanes)[None],
+        mesh=mesh, in_specs=(), out_specs=jax.sharding.PartitionSpec("x"), check_vma=check_vma)
+    assert_equal_arrays(jax.jit(per_device)()[0],
+                        one_at_a_time(lambda i: jp.normal(ROOT.split(0, i), shape), lanes))
+
+
 # -- the tiling --------------------------------------------------------------------------------
 @pytest.mark.parametrize("n_lanes", [1, 2, 3, 8, 12, 300, 301, 4001, 4096, 65536])
 @pytest.mark.parametrize("n_blocks", [1, 2, 5, 32, 128, 129, 512, 513, 1024, 1025, 4096, 4097,
