@@ -38,11 +38,13 @@ def _with_lane_axis(args, in_batched):
                                   in_batched)
 
 
-def _folding_vmap(lanes: Callable, *, folded_call: bool = False):
+def _folding_vmap(lanes: Callable, *, grid: tuple[int, ...] | None = None):
     """``lanes`` with a vmap rule that folds the vmapped axis into the lane axis: a batch of
     ``B`` sets of ``L`` lanes is one call over ``B * L`` lanes, so nested vmaps end in one call
-    over all their examples. That call gets ``folded=True`` (see :func:`batched_by_lanes`)."""
-    folded = custom_vmap(lambda args: lanes(args, folded=folded_call))
+    over all their examples. That call gets ``folded=(B, L)``, the nested vmaps' axis sizes
+    (see :func:`batched_by_lanes`); ``grid``: those of the lanes this function is called with,
+    or None for the lanes of one vmap."""
+    folded = custom_vmap(lambda args: lanes(args, folded=grid))
 
     @folded.def_vmap
     def rule(axis_size, in_batched, args):
@@ -57,7 +59,9 @@ def _folding_vmap(lanes: Callable, *, folded_call: bool = False):
             return x.reshape(axis_size * n_lanes, *x.shape[2:])
 
         # A function with this rule again: under a further enclosing vmap it folds once more.
-        out = _folding_vmap(lanes, folded_call=True)(jax.tree_util.tree_map(fold, args))
+        inner = grid if grid is not None and math.prod(grid) == n_lanes else (n_lanes,)
+        out = _folding_vmap(lanes, grid=(axis_size, *inner))(
+            jax.tree_util.tree_map(fold, args))
         return out.reshape(axis_size, n_lanes, *out.shape[1:]), True
 
     return folded
@@ -72,10 +76,12 @@ def batched_by_lanes(single: Callable, lanes: Callable) -> Callable:
         lanes: the same computation over an explicit lane axis: every leaf of its argument has
             a leading axis of ``L`` lanes, or of size 1 (a value shared by every lane), and row
             ``l`` of its ``[L, ...]`` result equals ``single`` of the leaves' rows ``l``. Its
-            keyword ``folded`` says whether its lanes are the examples of nested vmaps, so that
-            its result is reshaped to their axes (``[B, L', ...]``) afterwards: XLA fuses such
-            a reshape into whatever pass makes the result, and runs a pass in place only on a
-            buffer of its result's shape.
+            keyword ``folded`` is None for the lanes of one vmap, else the axis sizes of the
+            nested vmaps whose examples the lanes are, outermost first (their product is
+            ``L``): its result is reshaped to those axes afterwards (``[B, L', ...]``). XLA
+            fuses such a reshape into whatever pass follows, and runs a pass in place only on
+            a buffer of its result's shape, so ``lanes`` may build its result in that shape
+            (reshaped to ``[L, ...]``, the reshapes cancel).
 
     Returns:
         A function of one pytree of arrays, equal to ``single``. Under ``vmap`` it calls
@@ -102,42 +108,83 @@ def pad_lanes(x: jax.Array, n_lanes: int) -> jax.Array:
 
 
 def in_consecutive_tiles(cell: Callable, cells, *, lanes_per_tile: int,
-                         out_shape: tuple[int, ...], dtype) -> jax.Array:
-    """``cell`` over lanes, ``lanes_per_tile`` consecutive lanes per step, written as they come
-    into a buffer of ``out_shape`` (``[L, ...]``), in place. Where ``lanes_per_tile`` does not
-    divide ``L``, the last tile ends at the last lane, overlapping the one before it with the
-    same rows (so no lane is padded, and no copy cuts the padding off).
+                         out_shape: tuple[int, ...], lane_axes: int = 1, dtype) -> jax.Array:
+    """``cell`` over lanes, up to ``lanes_per_tile`` consecutive lanes per step, written as they
+    come into a buffer of ``out_shape`` (``[*grid, ...]``: ``lane_axes`` axes of lanes, ``L``
+    in all, in the order of the cells' lane axis), in place.
+
+    A step's lanes are a box of the lane grid (:func:`chunk_box`): along the box's axis, the
+    last box ends at the axis' end, overlapping the one before it with the same rows, so no
+    lane is padded and no copy cuts the padding off.
 
     For one device only: a sharded output needs :func:`in_strided_tiles` (why: there). What it
     gives over those is the buffer's shape, any shape of ``L`` rows: an elementwise pass over
     the result then runs in place (and, outside the loop, on all cores).
 
     Args:
-        cell: a lane-wise function of a pytree whose leaves have a leading axis of
-            ``lanes_per_tile`` lanes (or 1: shared), returning ``lanes_per_tile`` rows of
-            ``prod(out_shape[1:])`` values in any shape.
+        cell: a lane-wise function of a pytree whose leaves have a leading axis of the step's
+            lanes (or 1: shared), returning those lanes' rows of ``prod(out_shape[lane_axes:])``
+            values in any shape.
         cells: a pytree of arrays with a leading axis of ``L`` lanes, or of size 1.
-        lanes_per_tile: lanes per step, at most ``L``.
-        out_shape: the result's shape, ``[L, ...]``.
+        lanes_per_tile: the most lanes per step.
+        out_shape: the result's shape, ``[*grid, ...]``.
+        lane_axes: how many leading axes of ``out_shape`` are lanes.
         dtype: the result's element type.
     """
-    n_lanes = out_shape[0]
+    grid, row = out_shape[:lane_axes], out_shape[lane_axes:]
+    axis, length = chunk_box(grid, lanes_per_tile)
+    box = (1,) * axis + (length, *grid[axis + 1:])
+    box_lanes = math.prod(box)
+    inner = math.prod(grid[axis + 1:])       # lanes per index of the box's axis
+    boxes_per_axis = -(-grid[axis] // length)
     leaves = jax.tree_util.tree_leaves(cells)
 
     def tile_of(x, first):
         if x.shape[0] == 1:
             return x
-        return lax.dynamic_slice_in_dim(x, first, lanes_per_tile)
+        return lax.dynamic_slice_in_dim(x, first, box_lanes)
 
     def step(s, out):
-        first = jnp.minimum(s * lanes_per_tile, n_lanes - lanes_per_tile)
+        outer = s // boxes_per_axis
+        start = jnp.minimum(s % boxes_per_axis * length, grid[axis] - length)
+        first = (outer * grid[axis] + start) * inner
         rows = cell(jax.tree_util.tree_map(lambda x: tile_of(x, first), cells))
-        rows = rows.reshape(lanes_per_tile, *out_shape[1:])
-        zero = jnp.zeros_like(first)
-        return lax.dynamic_update_slice(out, rows, (first, *(zero,) * (len(out_shape) - 1)))
+        rows = rows.reshape(*box, *row)
+        index = [start] + [jnp.zeros_like(start)] * (len(out_shape) - axis - 1)
+        for size in reversed(grid[:axis]):
+            index.insert(0, outer % size)
+            outer = outer // size
+        return lax.dynamic_update_slice(out, rows, index)
 
     out = w.zeros_varying_with(leaves, out_shape, dtype)
-    return lax.fori_loop(0, -(-n_lanes // lanes_per_tile), step, out)
+    return lax.fori_loop(0, math.prod(grid[:axis]) * boxes_per_axis, step, out)
+
+
+def chunk_box(shape: tuple[int, ...], most: int, per_block: int = 1, *,
+              runs: int = 1) -> tuple[int, int]:
+    """``(k, m)``: the chunks of a loop that writes a buffer of ``shape`` in place are boxes
+    ``(1, ..., 1, m, *shape[k + 1:])`` of at most ``most`` values (or the whole buffer, if it
+    is smaller), the axes after ``k`` whole and ``shape[k]`` cut into runs of boxes, the last
+    of a run overlapping the one before it. Where there is one run (``runs`` buffers of
+    ``shape``, lanes, times the axes before ``k``), its boxes are as long as fits; else as even
+    as they can be (less work overlapped in every run), rounded up to whole blocks of
+    ``per_block`` values where that still fits. Boxes are more than a quarter of ``most``
+    values.
+
+    Example: ``(999, 999)``, 32768 and 8 give ``(0, 32)``: boxes ``(32, 999)``;
+    ``(3, 40000)`` gives ``(1, 20000)``: two boxes a row.
+    """
+    k = len(shape) - 1
+    while k > 0 and math.prod(shape[k:]) <= most:
+        k -= 1
+    inner = math.prod(shape[k + 1:])
+    fits = most // inner
+    if runs * math.prod(shape[:k]) == 1:   # one run: the largest boxes, the last overlapping
+        return k, min(fits, shape[k])
+    m = -(-shape[k] // -(-shape[k] // fits))
+    align = per_block // math.gcd(inner, per_block)
+    aligned = -(-m // align) * align
+    return k, (aligned if aligned <= fits else m)
 
 
 def _interleave(first, second) -> tuple:

@@ -167,32 +167,32 @@ def _chunked(h, final_tweak, first_block, skip, n, n_blocks, dtype, *, word_map,
 
 
 def chunked_in_place(h, final_tweak, first_block, skip, n: int, dtype, *, word_map, x64: bool,
-                     lanes: int | None = None, may_map_after: bool = True) -> jax.Array:
-    """The one-device chunk loop of :func:`_chunked`, or of ``lanes`` streams at once.
+                     lanes: tuple[int, ...] = ()) -> jax.Array:
+    """The one-device chunk loop of :func:`_chunked`, or of many streams at once.
 
-    With ``lanes``, each dynamic word (``uint64``, x64 on) and ``skip`` has a leading lane
-    axis of ``lanes`` or 1 (shared), the result is ``[lanes, n]``, and a chunk is a piece of
-    one lane, its words picked by index (``_stream_lanes`` runs long lanes this way on one
-    device). ``may_map_after``: whether the caller keeps the result's shape, so that a map
-    after the loop can be in place (not for the folded lanes of nested vmaps, reshaped
-    afterwards).
+    With ``lanes`` (the lanes' axes, ``L`` lanes in all: see ``_lanes.batched_by_lanes``),
+    each dynamic word (``uint64``, x64 on) and ``skip`` has a leading lane axis of ``L`` or 1
+    (shared), the buffer is ``[*lanes, ...]``, the result ``[L, n]``, and a chunk is a piece
+    of one lane, its words picked by index (``_stream_lanes`` runs long lanes this way on one
+    device).
     """
     per_block = elements_per_block(dtype)
     chunk_elements = CPU_CHUNK_BLOCKS * per_block
     out_dtype = mapped_dtype(word_map, dtype, x64=x64)
-    lead = () if lanes is None else (lanes,)
+    lead = tuple(lanes)
+    n_lanes = math.prod(lead)
 
     # A map after the loop runs in place only on a buffer of the shape its caller gives the
     # values (see _unit.WordMap), so there the loop keeps its buffer in that shape, and writes
-    # each chunk as a box of it (see _chunk_box). (A chunk written into a flat view of such a
-    # buffer made XLA copy the whole buffer on every step.)
-    after = may_map_after and map_after_loop(word_map, dtype, out_dtype, n * (lanes or 1))
+    # each chunk as a box of it (see _lanes.chunk_box). (A chunk written into a flat view of
+    # such a buffer made XLA copy the whole buffer on every step.)
+    after = map_after_loop(word_map, dtype, out_dtype, n * n_lanes)
     shape = (*lead, n)
     if after and word_map.shape is not None and math.prod(word_map.shape) == n:
         shape = (*lead, *word_map.shape)
     # A box never spans lanes: it is a box of one lane's shape.
-    axis, box_length = _chunk_box(shape[len(lead):], chunk_elements, per_block,
-                                  runs=lanes or 1)
+    axis, box_length = _lanes.chunk_box(shape[len(lead):], chunk_elements, per_block,
+                                  runs=n_lanes)
     axis += len(lead)
     # Axes before the box's within one stream: none for lanes shorter than the buffer's rows.
     stream_outers = math.prod(shape[len(lead):axis])
@@ -246,7 +246,7 @@ def chunked_in_place(h, final_tweak, first_block, skip, n: int, dtype, *, word_m
         outer = i // np.uint64(boxes_per_axis)
         start = jnp.minimum(i % np.uint64(boxes_per_axis) * np.uint64(box_length),
                             np.uint64(last_start))
-        lane = None if lanes is None else outer // np.uint64(stream_outers)
+        lane = outer // np.uint64(stream_outers) if lead else None
         first = (outer % np.uint64(stream_outers) * np.uint64(axis_values)
                  + start * np.uint64(inner))
         index = [start] + [np.uint64(0)] * (len(shape) - axis - 1)
@@ -261,7 +261,7 @@ def chunked_in_place(h, final_tweak, first_block, skip, n: int, dtype, *, word_m
         (*h, final_tweak, first_block), shape, out_dtype))
     if after:
         out = map_words(word_map, lax.bitcast_convert_type(out, dtype), x64=x64)
-    return out.reshape(*lead, n)
+    return out.reshape(n_lanes, n) if lead else out.reshape(n)
 
 
 def _cut_chunk(stream: jax.Array, skip: jax.Array, skips, n: int) -> jax.Array:
@@ -280,33 +280,6 @@ def _cut_chunk(stream: jax.Array, skip: jax.Array, skips, n: int) -> jax.Array:
         return lax.dynamic_slice_in_dim(stream, skip.astype(jnp.int32), n)
     first, other = (stream[start:start + n] for start in skips)
     return lax.select(skip == np.uint64(skips[1]), other, first)
-
-
-def _chunk_box(shape: tuple[int, ...], most: int, per_block: int, *,
-               runs: int = 1) -> tuple[int, int]:
-    """``(k, m)``: the chunks of a loop that writes a buffer of ``shape`` in place are boxes
-    ``(1, ..., 1, m, *shape[k + 1:])`` of at most ``most`` values (or the whole buffer, if it
-    is smaller), the axes after ``k`` whole and ``shape[k]`` cut into runs of boxes, the last
-    of a run overlapping the one before it. Where there is one run (``runs`` buffers of
-    ``shape``, lanes, times the axes before ``k``), its boxes are as long as fits; else as even
-    as they can be (less work overlapped in every run), rounded up to whole blocks of
-    ``per_block`` values where that still fits. Boxes are more than a quarter of ``most``
-    values.
-
-    Example: ``(999, 999)``, 32768 and 8 give ``(0, 32)``: boxes ``(32, 999)``;
-    ``(3, 40000)`` gives ``(1, 20000)``: two boxes a row.
-    """
-    k = len(shape) - 1
-    while k > 0 and math.prod(shape[k:]) <= most:
-        k -= 1
-    inner = math.prod(shape[k + 1:])
-    fits = most // inner
-    if runs * math.prod(shape[:k]) == 1:   # one run: the largest boxes, the last overlapping
-        return k, min(fits, shape[k])
-    m = -(-shape[k] // -(-shape[k] // fits))
-    align = per_block // math.gcd(inner, per_block)
-    aligned = -(-m // align) * align
-    return k, (aligned if aligned <= fits else m)
 
 
 def _chunked_via_uint64(h, final_tweak, first_block, skip, n, n_blocks, dtype, *, word_map,

@@ -9,12 +9,13 @@ windows over an explicit axis of *lanes*, one per example, a tile of about
 The cells of the tiles are whole lanes, or *parts* of lanes (equal ranges of consecutive
 blocks) where lanes are long, and tiles are strided over lanes and parts
 (``_lanes.in_strided_tiles``), so that an output sharded by lanes, by elements or both has
-every tile span the devices: each device computes its own cells, with no collectives. The
-exceptions, with one device: a one-word sampler's map that runs after the tile loop (whole
-lanes, see :func:`_maps_after_loop`) takes tiles of consecutive lanes
-(``_lanes.in_consecutive_tiles``), whose buffer can have the output's shape; and long lanes
-(longer than a chunk, or in parts that would be cut in a copy) run the one-stream chunk loop
-over lanes (``_stream.chunked_in_place``), a piece of one lane a step, in place.
+every tile span the devices: each device computes its own cells, with no collectives. With one
+device nothing is sharded, and the lowering builds its result in the final shape instead, so
+that the passes after it (a one-word sampler's map, run after the loop on all cores: see
+:func:`_maps_after_loop`; a scaling) run in place: whole lanes go in tiles of consecutive lanes
+(``_lanes.in_consecutive_tiles``), boxes of the nested vmaps' axes, and long lanes (longer than
+a chunk, or in parts that would be cut in a copy) run the one-stream chunk loop over lanes
+(``_stream.chunked_in_place``), a piece of one lane a step.
 """
 
 from __future__ import annotations
@@ -163,24 +164,25 @@ def _cut_rows(rows: jax.Array, skip, n: int) -> jax.Array:
     return cut(rows, jnp.broadcast_to(skip, rows.shape[:-1]))
 
 
-def _maps_after_loop(t: Tiling, n_lanes: int, n: int, dtype, word_map, out_dtype, *,
-                     folded: bool) -> bool:
+def _maps_after_loop(t: Tiling, n_lanes: int, n: int, dtype, word_map, out_dtype) -> bool:
     """Whether the tiles hold raw words and ``word_map`` runs after the tile loop, in place,
     on all cores (``_stream.map_after_loop``), the tiles then being consecutive lanes in a
-    buffer of the values' final shape ``[L, *word_map.shape]`` (``_lanes.in_consecutive_tiles``).
+    buffer of the values' final shape ``[*lane axes, *word_map.shape]``
+    (``_lanes.in_consecutive_tiles``).
 
-    Only where that is the final shape: whole lanes (consecutive tiles pad none), and not the
-    folded lanes of nested vmaps (reshaped afterwards to their axes). Elsewhere the pass would
-    not be in place (2.07x the output's memory, measured), so the map stays in the loop.
+    Only where that is the final shape: whole lanes (consecutive tiles pad none) on one device.
+    Elsewhere the pass would not be in place (2.07x the output's memory, measured), so the map
+    stays in the loop.
     """
-    return (not folded and t.parts == 1
+    return (t.parts == 1
             and word_map is not None and word_map.shape is not None
             and math.prod(word_map.shape) == n
             and _stream.map_after_loop(word_map, dtype, out_dtype, n_lanes * n))
 
 
 def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int, dtype,
-                 word_map=None, x64: bool = False, folded: bool = False) -> jax.Array:
+                 word_map=None, x64: bool = False,
+                 folded: tuple[int, ...] | None = None) -> jax.Array:
     """``_stream.stream_window`` of every lane, ``[L, n]``, on a CPU.
 
     Args:
@@ -190,8 +192,9 @@ def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int, dt
         skip: a static int or an int32 array ``[L]`` or ``[1]``.
         n, n_blocks, dtype, word_map: as for :func:`_stream.stream_window`; ``x64``: whether
             the caller has x64 on (``word_map`` runs with it, not with this function's x64).
-        folded: whether the lanes are the folded examples of nested vmaps
-            (``_lanes.batched_by_lanes``).
+        folded: None, or the axis sizes of the nested vmaps whose examples the lanes are
+            (``_lanes.batched_by_lanes``): on one device the result is built in their shape,
+            so that passes after it (a sampler's map, a scaling) run in place.
 
     Returns:
         Row ``l`` is ``_stream.stream_window`` of lane ``l``'s words, bit for bit.
@@ -206,6 +209,8 @@ def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int, dt
             return jnp.zeros((0, n), out_dtype)
         t = tiling(n_lanes, n_blocks)
         per_block = _stream.elements_per_block(dtype)
+        # The nested vmaps' axes are the buffer's leading axes on one device (see below).
+        grid = tuple(folded) if folded else (n_lanes,)
         parts_cut = (t.parts * t.part_blocks * per_block != n
                      or not isinstance(skip, int) or skip != 0)
         long_lanes = t.parts > 1 and (n > _stream.CPU_CHUNK_BLOCKS * per_block or parts_cut)
@@ -215,12 +220,11 @@ def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int, dt
             # copy where parts do not split a lane, or at a traced offset: 2x the output's
             # memory), and a one-word sampler's map can run after it on all cores.
             return _stream.chunked_in_place(words[:4], words[4], words[5], skip, n, dtype,
-                                            word_map=word_map, x64=x64, lanes=n_lanes,
-                                            may_map_after=not folded)
-        after = _maps_after_loop(t, n_lanes, n, dtype, word_map, out_dtype, folded=folded)
-        # Whole lanes on one device go in consecutive tiles, the last overlapping the one
-        # before it: no lane is padded, so no copy cuts the padding off (2x the output's
-        # memory), and the buffer can have the output's shape.
+                                            word_map=word_map, x64=x64, lanes=grid)
+        after = _maps_after_loop(t, n_lanes, n, dtype, word_map, out_dtype)
+        # Whole lanes on one device go in consecutive tiles, the last of a run overlapping the
+        # one before it: no lane is padded, so no copy cuts the padding off (2x the output's
+        # memory), and the buffer can have the final shape, the nested vmaps' axes included.
         consecutive = t.parts == 1 and _stream.flat_buffer()
 
         def per_lane(x):  # grid column: one value per lane (or shared), shared by its parts
@@ -240,7 +244,10 @@ def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int, dt
             out_cell = t.part_blocks * per_block
 
         def cell(tile):
-            cell_shape = (t.lanes_per_tile, t.parts_per_tile)
+            # Consecutive tiles are boxes of the lane grid, of up to lanes_per_tile lanes.
+            lanes_here = (max(x.shape[0] for x in jax.tree_util.tree_leaves(tile))
+                          if consecutive else t.lanes_per_tile)
+            cell_shape = (lanes_here, t.parts_per_tile)
             *h, final_tweak, first_block = (tile["words"].get(i, x) for i, x in enumerate(words))
             if "part_first" in tile:
                 first_block = w.add(first_block, tile["part_first"])
@@ -255,7 +262,7 @@ def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int, dt
         if consecutive:
             out = _lanes.in_consecutive_tiles(
                 cell, cells, lanes_per_tile=t.lanes_per_tile,
-                out_shape=(n_lanes, *word_map.shape) if after else (n_lanes, n),
+                out_shape=(*grid, *(word_map.shape if after else (n,))), lane_axes=len(grid),
                 dtype=out_dtype)
             if after:
                 out = _stream.map_words(word_map, lax.bitcast_convert_type(out, dtype),

@@ -20,7 +20,7 @@ import pytest
 
 import jaxpmac as jp
 from conftest import oracle_bits, peak_over_output, run_child_with_host_devices
-from jaxpmac import _ndtri, _stream, _unit
+from jaxpmac import _lanes, _ndtri, _stream, _unit
 
 CHUNK_WORDS = _stream.CPU_CHUNK_BLOCKS * 8          # uint32 words in one chunk
 # Two chunks and a partial third, not a whole block: the last chunk overlaps the one before.
@@ -105,7 +105,7 @@ def test_map_runs_after_the_loop_only_where_it_can_gain(monkeypatch):
 
 
 # Shapes of several chunks: the loop keeps its buffer in the output's shape (a map after the
-# loop is in place only then), writing each chunk as a box of it (_stream._chunk_box).
+# loop is in place only then), writing each chunk as a box of it (_lanes.chunk_box).
 SHAPED = {"rows": (3 * CHUNK_WORDS // 64, 64), "rows_3d": (3 * CHUNK_WORDS // 256, 16, 16),
           "rows_not_dividing_a_chunk": (1000, 104), "one_long_row": (1, 3 * CHUNK_WORDS),
           "rows_not_whole_blocks": (99, 999),            # boxes (32, 999): cut from blocks
@@ -160,7 +160,7 @@ def test_windows_of_any_length_and_offset_equal_the_oracle(dtype, extra, offset)
 ])
 def test_chunk_boxes_are_large_even_and_whole_blocks_where_they_fit(shape, box):
     most = _stream.CPU_CHUNK_BLOCKS * 8
-    axis, length = _stream._chunk_box(shape, most, 8)
+    axis, length = _lanes.chunk_box(shape, most, 8)
     assert (1,) * axis + (length, *shape[axis + 1:]) == box
     assert most // 4 <= np.prod(box) <= most
 
