@@ -210,7 +210,7 @@ def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int, dt
         t = tiling(n_lanes, n_blocks)
         per_block = _stream.elements_per_block(dtype)
         # The nested vmaps' axes are the buffer's leading axes on one device (see below).
-        grid = tuple(folded) if folded else (n_lanes,)
+        grid = tuple(folded) if folded and math.prod(folded) == n_lanes else (n_lanes,)
         parts_cut = (t.parts * t.part_blocks * per_block != n
                      or not isinstance(skip, int) or skip != 0)
         long_lanes = t.parts > 1 and (n > _stream.CPU_CHUNK_BLOCKS * per_block or parts_cut)
