@@ -394,3 +394,19 @@ def test_uniform_with_concrete_scalar_bounds_equals_the_general_path(bounds, dty
 
 def test_default_uniform_peak_memory_is_about_the_output():
     assert peak_over_output(lambda s: jp.uniform(jp.key(s), (1 << 20,))) <= 1.5
+
+
+def test_poisson_with_a_scalar_mean_keeps_it_scalar():
+    """Broadcast to the draw's shape, a scalar mean made every parameter derived from it an
+    array: 18.8x the output's memory, against 10x for jax.random's poisson; now below that.
+    The values equal those of the same mean given as an array."""
+    state = jp.key(5).split_static("poisson")
+    for lam in (0.7, 4.0, 40.0):
+        np.testing.assert_array_equal(np.asarray(jp.poisson(state, lam, (999, 7))),
+                                      np.asarray(jp.poisson(state, jnp.full((999, 7), lam))))
+    ours = peak_over_output(lambda s: jp.poisson(jp.key(s), 4.0, (999, 999)))
+    memory = jax.jit(lambda k: jax.random.poisson(k, 4.0, (999, 999))).lower(
+        jax.random.key(1)).compile().memory_analysis()
+    theirs = (memory.temp_size_in_bytes + memory.output_size_in_bytes
+              + memory.argument_size_in_bytes) / memory.output_size_in_bytes
+    assert ours < theirs
