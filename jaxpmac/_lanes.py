@@ -14,11 +14,13 @@ both versions.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Callable
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 from jax.custom_batching import custom_vmap
 
@@ -131,12 +133,10 @@ def in_consecutive_tiles(cell: Callable, cells, *, lanes_per_tile: int,
         lane_axes: how many leading axes of ``out_shape`` are lanes.
         dtype: the result's element type.
     """
-    grid, row = out_shape[:lane_axes], out_shape[lane_axes:]
-    axis, length = chunk_box(grid, lanes_per_tile)
-    box = (1,) * axis + (length, *grid[axis + 1:])
-    box_lanes = math.prod(box)
-    inner = math.prod(grid[axis + 1:])       # lanes per index of the box's axis
-    boxes_per_axis = -(-grid[axis] // length)
+    grid = out_shape[:lane_axes]
+    boxes = Boxes(out_shape, *chunk_box(grid, lanes_per_tile))   # rows whole
+    box_lanes = math.prod(boxes.box[:lane_axes])
+    lanes_per_index = math.prod(grid[boxes.axis + 1:])          # of the box's axis
     leaves = jax.tree_util.tree_leaves(cells)
 
     def tile_of(x, first):
@@ -145,19 +145,13 @@ def in_consecutive_tiles(cell: Callable, cells, *, lanes_per_tile: int,
         return lax.dynamic_slice_in_dim(x, first, box_lanes)
 
     def step(s, out):
-        outer = s // boxes_per_axis
-        start = jnp.minimum(s % boxes_per_axis * length, grid[axis] - length)
-        first = (outer * grid[axis] + start) * inner
+        outer, start, index = boxes.at(s)
+        first = (outer * grid[boxes.axis] + start) * lanes_per_index
         rows = cell(jax.tree_util.tree_map(lambda x: tile_of(x, first), cells))
-        rows = rows.reshape(*box, *row)
-        index = [start] + [jnp.zeros_like(start)] * (len(out_shape) - axis - 1)
-        for size in reversed(grid[:axis]):
-            index.insert(0, outer % size)
-            outer = outer // size
-        return lax.dynamic_update_slice(out, rows, index)
+        return lax.dynamic_update_slice(out, rows.reshape(boxes.box), index)
 
     out = w.zeros_varying_with(leaves, out_shape, dtype)
-    return lax.fori_loop(0, math.prod(grid[:axis]) * boxes_per_axis, step, out)
+    return lax.fori_loop(0, boxes.count, step, out)
 
 
 def chunk_box(shape: tuple[int, ...], most: int, per_block: int = 1, *,
@@ -185,6 +179,51 @@ def chunk_box(shape: tuple[int, ...], most: int, per_block: int = 1, *,
     align = per_block // math.gcd(inner, per_block)
     aligned = -(-m // align) * align
     return k, (aligned if aligned <= fits else m)
+
+
+@dataclasses.dataclass(frozen=True)
+class Boxes:
+    """The boxes ``(1, ..., 1, length, *shape[axis + 1:])`` that cover a buffer of ``shape``
+    in row-major order (see :func:`chunk_box`), the last of each run along ``axis`` ending at
+    the axis' end, overlapping the one before it."""
+
+    shape: tuple[int, ...]
+    axis: int
+    length: int
+
+    @property
+    def box(self) -> tuple[int, ...]:
+        return (1,) * self.axis + (self.length, *self.shape[self.axis + 1:])
+
+    @property
+    def per_run(self) -> int:
+        """Boxes along ``axis`` for each index of the axes before it."""
+        return -(-self.shape[self.axis] // self.length)
+
+    @property
+    def last_start(self) -> int:
+        return self.shape[self.axis] - self.length
+
+    @property
+    def count(self) -> int:
+        return math.prod(self.shape[:self.axis]) * self.per_run
+
+    def at(self, i: jax.Array):
+        """Box ``i`` (a traced integer): ``(outer, start, index)``, the flat index of its run
+        (over the axes before ``axis``), its start along ``axis``, and the start indices of
+        the box in the buffer, all of ``i``'s type."""
+        def const(x):
+            return np.asarray(x, i.dtype)
+
+        outer = i // const(self.per_run)
+        start = jnp.minimum(i % const(self.per_run) * const(self.length),
+                            const(self.last_start))
+        index = [start] + [jnp.zeros_like(start)] * (len(self.shape) - self.axis - 1)
+        rest = outer
+        for size in reversed(self.shape[:self.axis]):
+            index.insert(0, rest % const(size))
+            rest = rest // const(size)
+        return outer, start, index
 
 
 def _interleave(first, second) -> tuple:

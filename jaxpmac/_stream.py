@@ -192,22 +192,20 @@ def chunked_in_place(h, final_tweak, first_block, skip, n: int, dtype, *, word_m
         shape = (*lead, *word_map.shape)
     # A box never spans lanes: it is a box of one lane's shape.
     axis, box_length = _lanes.chunk_box(shape[len(lead):], chunk_elements, per_block,
-                                  runs=n_lanes)
-    axis += len(lead)
-    # Axes before the box's within one stream: none for lanes shorter than the buffer's rows.
-    stream_outers = math.prod(shape[len(lead):axis])
-    box = (1,) * axis + (box_length, *shape[axis + 1:])
-    values_per_chunk = math.prod(box)
-    inner = math.prod(shape[axis + 1:])        # values per index of the box's axis
-    axis_values = shape[axis] * inner          # values per index of the axes before it
-    boxes_per_axis = -(-shape[axis] // box_length)
-    last_start = shape[axis] - box_length
+                                        runs=n_lanes)
+    boxes = _lanes.Boxes(shape, axis + len(lead), box_length)
+    # Runs of boxes within one stream: the axes before the box's, but for the lanes'.
+    stream_outers = math.prod(shape[len(lead):boxes.axis])
+    values_per_chunk = math.prod(boxes.box)
+    inner = math.prod(shape[boxes.axis + 1:])       # values per index of the box's axis
+    axis_values = shape[boxes.axis] * inner         # values per index of the axes before it
 
     # Chunks whose values start and end on block boundaries are whole blocks. Any other chunk
     # is cut out of the blocks that hold it (a slice fused into the chunk's write): cutting the
     # whole stream after the loop was a copy, 2.08x the output's memory for every size that
     # is not a multiple of a block.
-    offsets = (values_per_chunk, last_start * inner, axis_values if stream_outers > 1 else 0)
+    offsets = (values_per_chunk, boxes.last_start * inner,
+               axis_values if stream_outers > 1 else 0)
     whole = (isinstance(skip, int) and skip == 0
              and all(offset % per_block == 0 for offset in offsets))
     blocks_per_chunk = (values_per_chunk // per_block if whole
@@ -217,8 +215,8 @@ def chunked_in_place(h, final_tweak, first_block, skip, n: int, dtype, *, word_m
     skips = None
     if isinstance(skip, int):
         outers = range(min(stream_outers, per_block))
-        starts = [*range(0, min(boxes_per_axis - 1, per_block) * box_length, box_length),
-                  last_start]
+        starts = [*range(0, min(boxes.per_run - 1, per_block) * box_length, box_length),
+                  boxes.last_start]
         skips = sorted({(outer * axis_values + start * inner + skip) % per_block
                         for outer in outers for start in starts})
 
@@ -242,22 +240,15 @@ def chunked_in_place(h, final_tweak, first_block, skip, n: int, dtype, *, word_m
     def one_chunk(i, out):
         # Along the box's axis, the last box ends where the axis ends, overlapping the one
         # before it with the same values.
-        i = i.astype(jnp.uint64)
-        outer = i // np.uint64(boxes_per_axis)
-        start = jnp.minimum(i % np.uint64(boxes_per_axis) * np.uint64(box_length),
-                            np.uint64(last_start))
+        outer, start, index = boxes.at(i.astype(jnp.uint64))
         lane = outer // np.uint64(stream_outers) if lead else None
         first = (outer % np.uint64(stream_outers) * np.uint64(axis_values)
                  + start * np.uint64(inner))
-        index = [start] + [np.uint64(0)] * (len(shape) - axis - 1)
-        for size in reversed(shape[:axis]):
-            index.insert(0, outer % np.uint64(size))
-            outer = outer // np.uint64(size)
-        return lax.dynamic_update_slice(out, chunk_values(first, lane).reshape(box), index)
+        return lax.dynamic_update_slice(out, chunk_values(first, lane).reshape(boxes.box),
+                                        index)
 
     # Under shard_map the buffer must vary over the mesh axes like the words written into it.
-    n_boxes = math.prod(shape[:axis]) * boxes_per_axis
-    out = lax.fori_loop(0, n_boxes, one_chunk, w.zeros_varying_with(
+    out = lax.fori_loop(0, boxes.count, one_chunk, w.zeros_varying_with(
         (*h, final_tweak, first_block), shape, out_dtype))
     if after:
         out = map_words(word_map, lax.bitcast_convert_type(out, dtype), x64=x64)
