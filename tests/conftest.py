@@ -126,9 +126,11 @@ def run_child_with_host_devices(script: str, *, devices: int = 8, timeout: int =
     return json.loads(lines[0][len("REPORT "):])
 
 
-def peak_over_output(draw) -> float:
+def peak_over_output(draw, seed=None) -> float:
     """Peak memory of the compiled ``draw(seed)`` (``memory_analysis``: temp + output +
-    arguments) over its output's size: a property of the program, not a timing."""
-    memory = jax.jit(draw).lower(jnp.uint32(1)).compile().memory_analysis()
+    arguments) over its output's size: a property of the program, not a timing. ``seed``:
+    a ``uint32`` by default; a ``jax.random`` key to measure ``jax.random``'s draws."""
+    seed = jnp.uint32(1) if seed is None else seed
+    memory = jax.jit(draw).lower(seed).compile().memory_analysis()
     peak = memory.temp_size_in_bytes + memory.output_size_in_bytes + memory.argument_size_in_bytes
     return peak / memory.output_size_in_bytes
