@@ -155,12 +155,13 @@ def _chunked(h, final_tweak, first_block, skip, n, n_blocks, dtype, *, word_map,
         n_chunks = -(-n_blocks // CPU_CHUNK_BLOCKS)
 
         def chunk_of_blocks(start):
-            return map_words(word_map, _encrypt_blocks(
+            return _lanes.to_buffer(map_words(word_map, _encrypt_blocks(
                 h, final_tweak, w.add(first_block, start), CPU_CHUNK_BLOCKS, dtype,
-                native=True, rolled=True), x64=x64)
+                native=True, rolled=True), x64=x64))
 
         starts = lax.iota(jnp.uint64, n_chunks) * np.uint64(CPU_CHUNK_BLOCKS)
-        return _cut(lax.map(chunk_of_blocks, starts).reshape(-1), skip, n)
+        rows = lax.map(chunk_of_blocks, starts)
+        return _lanes.from_buffer(_cut(rows.reshape(-1), skip, n), out_dtype)
 
     return chunked_in_place(h, final_tweak, first_block, skip, n, dtype, word_map=word_map,
                             x64=x64)
@@ -235,7 +236,7 @@ def chunked_in_place(h, final_tweak, first_block, skip, n: int, dtype, *, word_m
             words = _cut_chunk(words, position % np.uint64(per_block), skips, values_per_chunk)
         if after:
             return lax.bitcast_convert_type(words, out_dtype)
-        return map_words(word_map, words, x64=x64)
+        return _lanes.to_buffer(map_words(word_map, words, x64=x64))
 
     def one_chunk(i, out):
         # Along the box's axis, the last box ends where the axis ends, overlapping the one
@@ -248,10 +249,16 @@ def chunked_in_place(h, final_tweak, first_block, skip, n: int, dtype, *, word_m
                                         index)
 
     # Under shard_map the buffer must vary over the mesh axes like the words written into it.
+    # A map after the loop needs the buffer in its values' type, to run in place (the words
+    # are as wide as those values, 32 or 64 bits); mapped in the loop, the values are kept in
+    # the buffer's type (_lanes.buffer_dtype).
     out = lax.fori_loop(0, boxes.count, one_chunk, w.zeros_varying_with(
-        (*h, final_tweak, first_block), shape, out_dtype))
+        (*h, final_tweak, first_block), shape,
+        out_dtype if after else _lanes.buffer_dtype(out_dtype)))
     if after:
         out = map_words(word_map, lax.bitcast_convert_type(out, dtype), x64=x64)
+    else:
+        out = _lanes.from_buffer(out, out_dtype)
     return out.reshape(n_lanes, n) if lead else out.reshape(n)
 
 

@@ -256,22 +256,26 @@ def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int, dt
             if after:
                 blocks = lax.bitcast_convert_type(blocks, out_dtype)
             else:
-                blocks = _stream.map_words(word_map, blocks, x64=x64)
+                blocks = _lanes.to_buffer(_stream.map_words(word_map, blocks, x64=x64))
             return _cut_rows(blocks, tile.get("skip", skip), n) if t.parts == 1 else blocks
 
+        # Mapped in the loop, the values are kept in the buffer's type (_lanes.buffer_dtype).
+        stored = out_dtype if after else _lanes.buffer_dtype(out_dtype)
         if consecutive:
             out = _lanes.in_consecutive_tiles(
                 cell, cells, lanes_per_tile=t.lanes_per_tile,
                 out_shape=(*grid, *(word_map.shape if after else (n,))), lane_axes=len(grid),
-                dtype=out_dtype)
+                dtype=stored)
             if after:
                 out = _stream.map_words(word_map, lax.bitcast_convert_type(out, dtype),
                                         x64=x64)
-            return out.reshape(n_lanes, n)
+            return _lanes.from_buffer(out.reshape(n_lanes, n), out_dtype)
         out = _lanes.in_strided_tiles(cell, cells,
                                       tile_shape=(t.lanes_per_tile, t.parts_per_tile),
-                                      out_cell=jax.ShapeDtypeStruct((out_cell,), out_dtype))
+                                      out_cell=jax.ShapeDtypeStruct((out_cell,), stored))
         if t.parts == 1:
             rows = out.reshape(t.padded_lanes, n)
-            return rows if t.padded_lanes == n_lanes else rows[:n_lanes]
-        return _cut_rows(out.reshape(n_lanes, -1), skip, n)
+            rows = rows if t.padded_lanes == n_lanes else rows[:n_lanes]
+        else:
+            rows = _cut_rows(out.reshape(n_lanes, -1), skip, n)
+        return _lanes.from_buffer(rows, out_dtype)

@@ -11,6 +11,8 @@ the oracle.
 
 from __future__ import annotations
 
+import math
+import re
 import textwrap
 
 import jax
@@ -20,7 +22,7 @@ import pytest
 
 import jaxpmac as jp
 from conftest import oracle_bits, peak_over_output, run_child_with_host_devices
-from jaxpmac import _lanes, _ndtri, _stream, _unit
+from jaxpmac import _lanes, _ndtri, _stream, _uniform, _unit
 
 CHUNK_WORDS = _stream.CPU_CHUNK_BLOCKS * 8          # uint32 words in one chunk
 # Two chunks and a partial third, not a whole block: the last chunk overlaps the one before.
@@ -37,6 +39,7 @@ DRAWS = {
     "normal_float16": lambda n: jp.normal(STATE, (n,), jnp.float16),
     "exponential": lambda n: jp.exponential(STATE, (n,)),
     "uniform_default": lambda n: jp.uniform(STATE, (n,)),
+    "uniform_bfloat16": lambda n: jp.uniform(STATE, (n,), jnp.bfloat16),
     "uniform_traced_bounds": lambda n: jax.jit(
         lambda lo, hi: jp.uniform(STATE, (n,), minval=lo, maxval=hi))(-2.0, 3.0),
 }
@@ -244,3 +247,51 @@ def test_chunked_draw_inside_a_one_device_shard_map(check_vma, row):
         in_specs=(), out_specs=jax.sharding.PartitionSpec("x"), check_vma=check_vma)
     np.testing.assert_array_equal(np.asarray(jax.jit(per_device)())[0].reshape(-1),
                                   np.asarray(jp.normal(STATE.split(0), (int(np.prod(shape)),))))
+
+
+# bfloat16: XLA's CPU backend computes bfloat16 in float32, and it converted a bfloat16 buffer
+# written in a loop whole, to float32 and back, on every step (``uniform`` of 2**22 values:
+# 317 ms, against 21 ms now). The loops keep such values as their uint16 bits
+# (``_lanes.buffer_dtype``): the chunk loop, the tiles of consecutive lanes, the long lanes'
+# chunk loop, the folded lanes of nested vmaps, and the 2-D rows of several devices.
+def _bfloat16_uniform_of_bits(words):
+    return _uniform._scale(_unit.fast_unit(words, jnp.bfloat16), np.array(0, jnp.bfloat16),
+                           np.array(1, jnp.bfloat16))
+
+
+BFLOAT16_DRAWS = {
+    "flat": ((UNEVEN,), lambda seed: jp.uniform(STATE.split(seed), (UNEVEN,), jnp.bfloat16)),
+    "rows": ((999, 99), lambda seed: jp.uniform(STATE.split(seed), (999, 99), jnp.bfloat16)),
+    "lanes": ((301, 1000), lambda seed: jax.vmap(lambda i: jp.uniform(
+        STATE.split(seed, i), (1000,), jnp.bfloat16))(jnp.arange(301, dtype=jnp.uint32))),
+    "long_lanes": ((2, UNEVEN), lambda seed: jax.vmap(lambda i: jp.uniform(
+        STATE.split(seed, i), (UNEVEN,), jnp.bfloat16))(jnp.arange(2, dtype=jnp.uint32))),
+    "nested": ((8 * 37, 1000), lambda seed: jax.vmap(lambda i: jax.vmap(lambda j: jp.uniform(
+        STATE.split(seed, i * 37 + j), (1000,), jnp.bfloat16))(
+        jnp.arange(37, dtype=jnp.uint32)))(jnp.arange(8, dtype=jnp.uint32))),
+}
+
+
+@pytest.mark.parametrize("flat", (True, False), ids=("one_device", "rows_of_devices"))
+@pytest.mark.parametrize("name", BFLOAT16_DRAWS)
+def test_bfloat16_draws_in_loops_equal_the_map_of_their_words(monkeypatch, name, flat):
+    """Values: the elementwise map of the stream's words, lane by lane. Memory: the compiled
+    program holds no float32 array as large as the draw (the whole-buffer conversion; the
+    map computes in float32 a chunk or a tile at a time)."""
+    shape, draw = BFLOAT16_DRAWS[name]
+    monkeypatch.setattr(_stream, "flat_buffer", lambda: flat)
+    jax.clear_caches()
+    try:
+        compiled = jax.jit(draw).lower(jnp.uint32(3)).compile()
+        got = np.asarray(compiled(jnp.uint32(3))).reshape(shape)
+    finally:
+        jax.clear_caches()
+    lanes, n = (1, shape[0] * shape[1]) if name == "rows" else (
+        (1, shape[0]) if len(shape) == 1 else shape)
+    for lane in sorted({0, lanes // 2, lanes - 1}):
+        state = STATE.split(3) if lanes == 1 else STATE.split(3, lane)
+        want = _bfloat16_uniform_of_bits(jp.bits(state, (n,)))
+        np.testing.assert_array_equal(got.reshape(lanes, n)[lane], np.asarray(want))
+    text = compiled.as_text()
+    assert not [size for size in re.findall(r"f32\[([0-9,]+)\]", text)
+                if math.prod(int(d) for d in size.split(",")) >= lanes * n], name
