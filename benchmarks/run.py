@@ -47,6 +47,10 @@ VMAP_EXAMPLES, VMAP_DRAW = 4096, 1024
 NESTING_DEPTHS = tuple(range(1, 13))
 NESTING_EXAMPLES, NESTING_DRAW = 4096, 8
 COMPILE_SITES, COMPILE_SHAPE = 200, (64, 64)
+# Draws of n elements. uniform_bf16: bfloat16 uniforms, the half-precision case (XLA's CPU
+# backend computes bfloat16 in float32; a loop that wrote bfloat16 ran 15x slower until
+# 2026-11-24), against jax.random's bfloat16 uniform; no floor or numpy rows (2-byte values).
+BULK_WORKLOADS = ("bits", "uniform", "normal", "uniform_bf16")
 # Bytes of device memory one output element may need at most, across the contenders'
 # temporaries (the cipher state, key arrays, the output itself): sizes above
 # free memory / this are skipped.
@@ -78,6 +82,9 @@ class JaxpmacAPI:
     def normal(self, k, n):
         return jp.normal(k, (n,), jnp.float32)
 
+    def uniform_bf16(self, k, n):
+        return jp.uniform(k, (n,), jnp.bfloat16)
+
     def label(self, k, j):
         return k.split_static(j)
 
@@ -105,6 +112,9 @@ class JaxRandomAPI:
 
     def normal(self, k, n):
         return jax.random.normal(k, (n,), jnp.float32)
+
+    def uniform_bf16(self, k, n):
+        return jax.random.uniform(k, (n,), jnp.bfloat16)
 
     def label(self, k, j):
         return jax.random.fold_in(k, j)
@@ -135,6 +145,9 @@ class ChachaAPI(JaxRandomAPI):
 
     def normal(self, k, n):
         raise NotImplementedError("jax-chacha-prng has no normal sampler")
+
+    def uniform_bf16(self, k, n):
+        return self.m.uniform(k, (n,), jnp.bfloat16)
 
     def label(self, k, j):
         return self.m.fold_in(k, j)
@@ -400,17 +413,19 @@ def run(args, checkpoint: Optional[Callable[[dict], object]] = None) -> dict:
     only = set(args.workloads) if args.workloads else None
 
     tasks = []  # (workload, param, size, bytes/sample, {contender: builder})
-    for kind in ("bits", "uniform", "normal"):
+    for kind in BULK_WORKLOADS:
+        sampler = kind.removesuffix("_bf16")
         for n in cfg["sizes"]:
             builders = {}
             for c in contenders:
-                if kind != "bits" and isinstance(c.api, JaxpmacAPI) and not have[kind]:
+                if kind != "bits" and isinstance(c.api, JaxpmacAPI) and not have[sampler]:
                     continue
                 builders[c.name] = (c, bulk_program(kind, c.api, n))
-            builders["xla iota floor"] = (Contender("xla iota floor"), iota_program(n))
-            for bitgen in ("Philox", "PCG64"):
-                builders[f"numpy {bitgen} (CPU)"] = (None, numpy_program(kind, bitgen, n))
-            tasks.append((kind, None, n, 4, builders))
+            if kind in ("bits", "uniform", "normal"):  # 32-bit values, as the floor writes
+                builders["xla iota floor"] = (Contender("xla iota floor"), iota_program(n))
+                for bitgen in ("Philox", "PCG64"):
+                    builders[f"numpy {bitgen} (CPU)"] = (None, numpy_program(kind, bitgen, n))
+            tasks.append((kind, None, n, 2 if kind == "uniform_bf16" else 4, builders))
     steps, per = cfg["scan_steps"], cfg["scan_draw"]
     tasks.append(("scan", f"{steps} steps x {per}", steps * per, 4,
                   {c.name: (c, scan_program(c.api, steps, per)) for c in contenders}))
@@ -530,7 +545,7 @@ def plot(result: dict, path: pathlib.Path) -> Optional[str]:
     except ImportError:
         return "plot skipped: matplotlib is not installed (pip install matplotlib)"
     recs = result["records"]
-    panels = ["bits", "uniform", "normal", "nesting", "scan", "vmap", "compile"]
+    panels = [*BULK_WORKLOADS, "nesting", "scan", "vmap", "compile"]
     fig, axes = plt.subplots(2, 4, figsize=(22, 10))
     for ax, workload in zip(axes.flat, panels):
         rows = [r for r in recs if r["workload"] == workload]
@@ -539,7 +554,7 @@ def plot(result: dict, path: pathlib.Path) -> Optional[str]:
             ax.set_axis_off()
             continue
         names = list(dict.fromkeys(r["contender"] for r in rows))
-        if workload in ("bits", "uniform", "normal", "nesting"):
+        if workload in (*BULK_WORKLOADS, "nesting"):
             x_of = (lambda r: r["size"]) if workload != "nesting" else (lambda r: r["param"])
             for name in names:
                 pts = sorted((x_of(r), r["samples_per_s"]) for r in rows if r["contender"] == name)
@@ -556,7 +571,6 @@ def plot(result: dict, path: pathlib.Path) -> Optional[str]:
             ax.set_xlabel("compile seconds" if workload == "compile" else "samples / s")
         ax.grid(True, alpha=0.3)
     axes.flat[0].legend(fontsize=7)
-    axes.flat[-1].set_axis_off()
     fig.suptitle(f"jaxpmac benchmarks on {result['backend']} ({result['device']})")
     fig.tight_layout()
     fig.savefig(path, dpi=90)
@@ -585,8 +599,8 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=None,
                         help="timed repeats per program (default 5, smoke 2)")
     parser.add_argument("--workloads", nargs="+",
-                        choices=("bits", "uniform", "normal", "scan", "vmap", "nesting",
-                                 "compile"), help="run only these workloads")
+                        choices=(*BULK_WORKLOADS, "scan", "vmap", "nesting", "compile"),
+                        help="run only these workloads")
     parser.add_argument("--contenders", nargs="+", metavar="NAME",
                         help="time only these contenders (names as in the tables; smoke "
                              "mode defaults to a few)")

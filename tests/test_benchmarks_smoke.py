@@ -13,7 +13,8 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks import run as bench  # noqa: E402
 
-WORKLOADS = {"bits", "uniform", "normal", "scan", "vmap", "nesting", "compile"}
+WORKLOADS = {"bits", "uniform", "normal", "uniform_bf16", "scan", "vmap", "nesting",
+             "compile"}
 
 
 @pytest.fixture(scope="module")
