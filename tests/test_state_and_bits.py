@@ -274,10 +274,22 @@ def test_state_is_immutable_and_repr():
 
 # The CPU cipher loop takes one, two or four rounds a step depending on how many blocks it
 # encrypts at once (``_threefish._rounds_per_step``), and long streams run in chunks of
-# ``_stream.CPU_CHUNK_BLOCKS``: draws at and around every boundary equal the oracle.
+# ``_stream.chunk_blocks`` (smaller chunks for smaller draws, from a loop of two smallest
+# chunks up): draws at and around every boundary equal the oracle.
 STEP_AND_CHUNK_BLOCKS = tuple(
     n + extra for n in (tf.ONE_ROUND_STEP_MAX_BLOCKS, tf.TWO_ROUND_STEP_MAX_BLOCKS,
-                        _stream.CPU_CHUNK_BLOCKS) for extra in (0, 1))
+                        _stream.MIN_CPU_CHUNK_BLOCKS, 12 * _stream.MIN_CPU_CHUNK_BLOCKS,
+                        _stream.CPU_CHUNK_BLOCKS, 6 * _stream.CPU_CHUNK_BLOCKS)
+    for extra in (0, 1))
+
+
+@pytest.mark.parametrize("n_blocks, chunk", [(1024, 1024), (6143, 1024), (6144, 1024),
+                                             (12288, 2048), (24575, 2048), (24576, 4096),
+                                             (1 << 20, 4096)])
+def test_chunks_are_at_most_a_sixth_of_a_small_draw(n_blocks, chunk):
+    """So that the chunk's working set (~86 bytes a block) stays under half the output (32
+    bytes a block); never under the smallest chunk, never over the usual one."""
+    assert _stream.chunk_blocks(n_blocks) == chunk
 
 
 @pytest.mark.parametrize("n_blocks", STEP_AND_CHUNK_BLOCKS)
