@@ -381,10 +381,12 @@ def test_one_word_samplers_peak_memory_is_about_the_output(name):
 
 
 @pytest.mark.parametrize("dtype", (jnp.float32, jnp.bfloat16, jnp.float16))
-@pytest.mark.parametrize("bounds", ((0.0, 1.0), (-2.0, 3.0), (0.1, 0.7), (5, 5), (3.0, -1.0)))
+@pytest.mark.parametrize("bounds", ((0.0, 1.0), (-0.0, 1.0), (-2.0, 3.0), (0.1, 0.7), (5, 5),
+                                    (3.0, -1.0)))
 def test_uniform_with_concrete_scalar_bounds_equals_the_general_path(bounds, dtype):
-    """Concrete scalar bounds take a path that scales chunk by chunk (``_ScaledFastUnit``);
-    the same bounds passed traced take the general one: the same bits, across chunks."""
+    """Concrete scalar bounds take a path that scales chunk by chunk (``_ScaledFastUnit``;
+    for ``(0, 1)`` it skips the scaling, an identity there, but not for ``(-0.0, 1)``); the
+    same bounds passed traced take the general one: the same bits, across chunks."""
     state = jp.key(4).split_static("bounds")
     n = 4096 * 8 * 2 + 9            # more than one chunk, not a whole block
     static = jp.uniform(state, (n,), dtype, *bounds)
