@@ -47,10 +47,11 @@ VMAP_EXAMPLES, VMAP_DRAW = 4096, 1024
 NESTING_DEPTHS = tuple(range(1, 13))
 NESTING_EXAMPLES, NESTING_DRAW = 4096, 8
 COMPILE_SITES, COMPILE_SHAPE = 200, (64, 64)
-# Draws of n elements. uniform_bf16: bfloat16 uniforms, the half-precision case (XLA's CPU
-# backend computes bfloat16 in float32; a loop that wrote bfloat16 ran 15x slower until
-# 2026-11-24), against jax.random's bfloat16 uniform; no floor or numpy rows (2-byte values).
-BULK_WORKLOADS = ("bits", "uniform", "normal", "uniform_bf16")
+# Draws of n elements, and the bytes of one value. uniform_bf16: bfloat16 uniforms, the
+# half-precision case (XLA's CPU backend computes bfloat16 in float32; a loop that wrote
+# bfloat16 ran 15x slower until 2026-11-24), against jax.random's bfloat16 uniform. The floor
+# and numpy rows only where values are 4 bytes, as the floor's.
+BULK_WORKLOADS = {"bits": 4, "uniform": 4, "normal": 4, "uniform_bf16": 2}
 # Bytes of device memory one output element may need at most, across the contenders'
 # temporaries (the cipher state, key arrays, the output itself): sizes above
 # free memory / this are skipped.
@@ -413,7 +414,7 @@ def run(args, checkpoint: Optional[Callable[[dict], object]] = None) -> dict:
     only = set(args.workloads) if args.workloads else None
 
     tasks = []  # (workload, param, size, bytes/sample, {contender: builder})
-    for kind in BULK_WORKLOADS:
+    for kind, value_bytes in BULK_WORKLOADS.items():
         sampler = kind.removesuffix("_bf16")
         for n in cfg["sizes"]:
             builders = {}
@@ -421,11 +422,11 @@ def run(args, checkpoint: Optional[Callable[[dict], object]] = None) -> dict:
                 if kind != "bits" and isinstance(c.api, JaxpmacAPI) and not have[sampler]:
                     continue
                 builders[c.name] = (c, bulk_program(kind, c.api, n))
-            if kind in ("bits", "uniform", "normal"):  # 32-bit values, as the floor writes
+            if value_bytes == 4:
                 builders["xla iota floor"] = (Contender("xla iota floor"), iota_program(n))
                 for bitgen in ("Philox", "PCG64"):
                     builders[f"numpy {bitgen} (CPU)"] = (None, numpy_program(kind, bitgen, n))
-            tasks.append((kind, None, n, 2 if kind == "uniform_bf16" else 4, builders))
+            tasks.append((kind, None, n, value_bytes, builders))
     steps, per = cfg["scan_steps"], cfg["scan_draw"]
     tasks.append(("scan", f"{steps} steps x {per}", steps * per, 4,
                   {c.name: (c, scan_program(c.api, steps, per)) for c in contenders}))

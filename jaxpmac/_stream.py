@@ -8,6 +8,7 @@ generated on its own (``first_block``) and agrees with the whole.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from typing import Sequence
@@ -155,6 +156,40 @@ def map_after_loop(word_map, dtype, out_dtype, n: int) -> bool:
             and flat_buffer() and jnp.dtype(out_dtype).itemsize == jnp.dtype(dtype).itemsize)
 
 
+@dataclasses.dataclass(frozen=True)
+class LoopWrites:
+    """What a loop that makes words of ``dtype`` writes into its in-place buffer, and how the
+    buffer becomes the result (the chunk loop here, the tile loops of ``_stream_lanes``).
+
+    With the map after the loop (``after``: :func:`map_after_loop`), the raw words, bitcast to
+    the values' type ``out_dtype`` so that the map runs in place; else the mapped values, in
+    the buffer's type (``_lanes.buffer_dtype``: bfloat16 is kept as its uint16 bits).
+    """
+
+    word_map: object
+    dtype: np.dtype
+    out_dtype: np.dtype
+    after: bool
+    x64: bool
+
+    @property
+    def buffer_dtype(self) -> np.dtype:
+        return self.out_dtype if self.after else _lanes.buffer_dtype(self.out_dtype)
+
+    def values(self, words: jax.Array) -> jax.Array:
+        """The buffer's elements for ``words``."""
+        if self.after:
+            return lax.bitcast_convert_type(words, self.out_dtype)
+        return _lanes.to_buffer(map_words(self.word_map, words, x64=self.x64))
+
+    def result(self, buffer: jax.Array) -> jax.Array:
+        """The values held in a final buffer (after any cut of it)."""
+        if self.after:
+            return map_words(self.word_map, lax.bitcast_convert_type(buffer, self.dtype),
+                             x64=self.x64)
+        return _lanes.from_buffer(buffer, self.out_dtype)
+
+
 def _chunked(h, final_tweak, first_block, skip, n, n_blocks, dtype, *, word_map, x64):
     """The CPU lowering of stream elements ``skip .. skip + n - 1`` of ``n_blocks`` blocks: a
     loop over chunks of :func:`chunk_blocks` blocks' worth of elements, each written in place
@@ -167,18 +202,18 @@ def _chunked(h, final_tweak, first_block, skip, n, n_blocks, dtype, *, word_map,
         return _cut(map_words(word_map, _encrypt_blocks(h, final_tweak, first_block, n_blocks,
                                                         dtype, native=True, rolled=True),
                               x64=x64), skip, n)
-    out_dtype = mapped_dtype(word_map, dtype, x64=x64)
     if not flat_buffer():
         n_chunks = -(-n_blocks // chunk)
+        writes = LoopWrites(word_map, dtype, mapped_dtype(word_map, dtype, x64=x64),
+                            after=False, x64=x64)
 
         def chunk_of_blocks(start):
-            return _lanes.to_buffer(map_words(word_map, _encrypt_blocks(
+            return writes.values(_encrypt_blocks(
                 h, final_tweak, w.add(first_block, start), chunk, dtype,
-                native=True, rolled=True), x64=x64))
+                native=True, rolled=True))
 
         starts = lax.iota(jnp.uint64, n_chunks) * np.uint64(chunk)
-        rows = lax.map(chunk_of_blocks, starts)
-        return _lanes.from_buffer(_cut(rows.reshape(-1), skip, n), out_dtype)
+        return writes.result(_cut(lax.map(chunk_of_blocks, starts).reshape(-1), skip, n))
 
     return chunked_in_place(h, final_tweak, first_block, skip, n, dtype, word_map=word_map,
                             x64=x64)
@@ -208,6 +243,7 @@ def chunked_in_place(h, final_tweak, first_block, skip, n: int, dtype, *, word_m
     shape = (*lead, n)
     if after and word_map.shape is not None and math.prod(word_map.shape) == n:
         shape = (*lead, *word_map.shape)
+    writes = LoopWrites(word_map, dtype, out_dtype, after=after, x64=x64)
     # A box never spans lanes: it is a box of one lane's shape.
     axis, box_length = _lanes.chunk_box(shape[len(lead):], chunk_elements, per_block,
                                         runs=n_lanes)
@@ -251,9 +287,7 @@ def chunked_in_place(h, final_tweak, first_block, skip, n: int, dtype, *, word_m
                                 blocks_per_chunk, dtype, native=True, rolled=True)
         if not whole:
             words = _cut_chunk(words, position % np.uint64(per_block), skips, values_per_chunk)
-        if after:
-            return lax.bitcast_convert_type(words, out_dtype)
-        return _lanes.to_buffer(map_words(word_map, words, x64=x64))
+        return writes.values(words)
 
     def one_chunk(i, out):
         # Along the box's axis, the last box ends where the axis ends, overlapping the one
@@ -266,16 +300,8 @@ def chunked_in_place(h, final_tweak, first_block, skip, n: int, dtype, *, word_m
                                         index)
 
     # Under shard_map the buffer must vary over the mesh axes like the words written into it.
-    # A map after the loop needs the buffer in its values' type, to run in place (the words
-    # are as wide as those values, 32 or 64 bits); mapped in the loop, the values are kept in
-    # the buffer's type (_lanes.buffer_dtype).
-    out = lax.fori_loop(0, boxes.count, one_chunk, w.zeros_varying_with(
-        (*h, final_tweak, first_block), shape,
-        out_dtype if after else _lanes.buffer_dtype(out_dtype)))
-    if after:
-        out = map_words(word_map, lax.bitcast_convert_type(out, dtype), x64=x64)
-    else:
-        out = _lanes.from_buffer(out, out_dtype)
+    out = writes.result(lax.fori_loop(0, boxes.count, one_chunk, w.zeros_varying_with(
+        (*h, final_tweak, first_block), shape, writes.buffer_dtype)))
     return out.reshape(n_lanes, n) if lead else out.reshape(n)
 
 

@@ -222,6 +222,7 @@ def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int, dt
             return _stream.chunked_in_place(words[:4], words[4], words[5], skip, n, dtype,
                                             word_map=word_map, x64=x64, lanes=grid)
         after = _maps_after_loop(t, n_lanes, n, dtype, word_map, out_dtype)
+        writes = _stream.LoopWrites(word_map, dtype, out_dtype, after=after, x64=x64)
         # Whole lanes on one device go in consecutive tiles, the last of a run overlapping the
         # one before it: no lane is padded, so no copy cuts the padding off (2x the output's
         # memory), and the buffer can have the final shape, the nested vmaps' axes included.
@@ -253,29 +254,22 @@ def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int, dt
                 first_block = w.add(first_block, tile["part_first"])
             blocks = _cell_blocks(cell_shape, h, final_tweak, first_block, t.part_blocks,
                                   dtype)
-            if after:
-                blocks = lax.bitcast_convert_type(blocks, out_dtype)
-            else:
-                blocks = _lanes.to_buffer(_stream.map_words(word_map, blocks, x64=x64))
+            blocks = writes.values(blocks)
             return _cut_rows(blocks, tile.get("skip", skip), n) if t.parts == 1 else blocks
 
-        # Mapped in the loop, the values are kept in the buffer's type (_lanes.buffer_dtype).
-        stored = out_dtype if after else _lanes.buffer_dtype(out_dtype)
         if consecutive:
             out = _lanes.in_consecutive_tiles(
                 cell, cells, lanes_per_tile=t.lanes_per_tile,
                 out_shape=(*grid, *(word_map.shape if after else (n,))), lane_axes=len(grid),
-                dtype=stored)
-            if after:
-                out = _stream.map_words(word_map, lax.bitcast_convert_type(out, dtype),
-                                        x64=x64)
-            return _lanes.from_buffer(out.reshape(n_lanes, n), out_dtype)
+                dtype=writes.buffer_dtype)
+            return writes.result(out).reshape(n_lanes, n)
         out = _lanes.in_strided_tiles(cell, cells,
                                       tile_shape=(t.lanes_per_tile, t.parts_per_tile),
-                                      out_cell=jax.ShapeDtypeStruct((out_cell,), stored))
+                                      out_cell=jax.ShapeDtypeStruct((out_cell,),
+                                                                    writes.buffer_dtype))
         if t.parts == 1:
             rows = out.reshape(t.padded_lanes, n)
             rows = rows if t.padded_lanes == n_lanes else rows[:n_lanes]
         else:
             rows = _cut_rows(out.reshape(n_lanes, -1), skip, n)
-        return _lanes.from_buffer(rows, out_dtype)
+        return writes.result(rows)

@@ -111,8 +111,9 @@ class _ScaledFastUnit:
         unit = _unit.fast_unit(word, dtype)
         if self.maxval == 1.0 and self.minval == 0.0 and math.copysign(1.0, self.minval) > 0:
             # The scaling is the identity here: u * 1 + 0 is exact, and u <= 1 - 2**-m lies
-            # inside the clamp (not for a minval of -0.0, where the clamp may give -0.0). Skipped, bfloat16 draws run ~10% faster (XLA's CPU backend
-            # computes each bfloat16 operation in float32 and rounds it back); the same bits.
+            # inside the clamp (not for a minval of -0.0, where the clamp may give -0.0).
+            # Skipped, bfloat16 draws run ~10% faster (XLA's CPU backend computes each
+            # bfloat16 operation in float32 and rounds it back); the same bits.
             return unit
         return _scale(unit, np.array(self.minval, dtype), np.array(self.maxval, dtype))
 

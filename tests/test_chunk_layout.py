@@ -268,14 +268,14 @@ def _bfloat16_uniform_of_bits(words):
                            np.array(1, jnp.bfloat16))
 
 
-BFLOAT16_DRAWS = {
-    "flat": ((UNEVEN,), lambda seed: jp.uniform(STATE.split(seed), (UNEVEN,), jnp.bfloat16)),
-    "rows": ((999, 99), lambda seed: jp.uniform(STATE.split(seed), (999, 99), jnp.bfloat16)),
-    "lanes": ((301, 1000), lambda seed: jax.vmap(lambda i: jp.uniform(
+BFLOAT16_DRAWS = {   # (lanes, values per lane, draw)
+    "flat": (1, UNEVEN, lambda seed: jp.uniform(STATE.split(seed), (UNEVEN,), jnp.bfloat16)),
+    "rows": (1, 999 * 99, lambda seed: jp.uniform(STATE.split(seed), (999, 99), jnp.bfloat16)),
+    "lanes": (301, 1000, lambda seed: jax.vmap(lambda i: jp.uniform(
         STATE.split(seed, i), (1000,), jnp.bfloat16))(jnp.arange(301, dtype=jnp.uint32))),
-    "long_lanes": ((2, UNEVEN), lambda seed: jax.vmap(lambda i: jp.uniform(
+    "long_lanes": (2, UNEVEN, lambda seed: jax.vmap(lambda i: jp.uniform(
         STATE.split(seed, i), (UNEVEN,), jnp.bfloat16))(jnp.arange(2, dtype=jnp.uint32))),
-    "nested": ((8 * 37, 1000), lambda seed: jax.vmap(lambda i: jax.vmap(lambda j: jp.uniform(
+    "nested": (8 * 37, 1000, lambda seed: jax.vmap(lambda i: jax.vmap(lambda j: jp.uniform(
         STATE.split(seed, i * 37 + j), (1000,), jnp.bfloat16))(
         jnp.arange(37, dtype=jnp.uint32)))(jnp.arange(8, dtype=jnp.uint32))),
 }
@@ -287,20 +287,18 @@ def test_bfloat16_draws_in_loops_equal_the_map_of_their_words(monkeypatch, name,
     """Values: the elementwise map of the stream's words, lane by lane. Memory: the compiled
     program holds no float32 array as large as the draw (the whole-buffer conversion; the
     map computes in float32 a chunk or a tile at a time)."""
-    shape, draw = BFLOAT16_DRAWS[name]
+    lanes, n, draw = BFLOAT16_DRAWS[name]
     monkeypatch.setattr(_stream, "flat_buffer", lambda: flat)
     jax.clear_caches()
     try:
         compiled = jax.jit(draw).lower(jnp.uint32(3)).compile()
-        got = np.asarray(compiled(jnp.uint32(3))).reshape(shape)
+        got = np.asarray(compiled(jnp.uint32(3))).reshape(lanes, n)
     finally:
         jax.clear_caches()
-    lanes, n = (1, shape[0] * shape[1]) if name == "rows" else (
-        (1, shape[0]) if len(shape) == 1 else shape)
     for lane in sorted({0, lanes // 2, lanes - 1}):
         state = STATE.split(3) if lanes == 1 else STATE.split(3, lane)
         want = _bfloat16_uniform_of_bits(jp.bits(state, (n,)))
-        np.testing.assert_array_equal(got.reshape(lanes, n)[lane], np.asarray(want))
+        np.testing.assert_array_equal(got[lane], np.asarray(want))
     text = compiled.as_text()
     assert not [size for size in re.findall(r"f32\[([0-9,]+)\]", text)
                 if math.prod(int(d) for d in size.split(",")) >= lanes * n], name
