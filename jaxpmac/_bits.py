@@ -94,9 +94,13 @@ def _stream_impl(h, first_block, dynamic_skip, *, final_tweak: int, n: int, dtyp
                  native: bool, static_skip: int | None, word_map):
     # The hash and block index arrive as arguments, not constants, so that eager draws from
     # many states share one compiled program; under an outer jit they are constants anyway.
+    # A first block of 0 (every draw without an offset) arrives as None and stays the static
+    # int 0: a vmapped draw of one block per example then runs the cipher under a static
+    # tweak (_stream_lanes._cell_blocks), not with the tweak words as arrays.
+    first_block = 0 if first_block is None else first_block
     if native:
         h = tuple(w.to_u64(x) for x in h)
-        first_block = w.to_u64(first_block)
+        first_block = first_block if w.is_static(first_block) else w.to_u64(first_block)
     per_block = _stream.elements_per_block(dtype)
     if static_skip is not None:
         n_blocks = -(-(static_skip + n) // per_block)
@@ -119,7 +123,9 @@ def hash_stream(h, final_tweak: int, n: int, dtype, *, offset: w.Word = 0,
     native = use_native_words() if native is None else native
     first_block, skip = _offset_blocks(offset, _stream.elements_per_block(dtype))
     static_skip = skip if isinstance(skip, int) else None
-    return _stream_impl(tuple(w.to_pair(x) for x in h), w.to_pair(first_block),
+    first_block = None if w.is_static(first_block) and first_block == 0 else first_block
+    return _stream_impl(tuple(w.to_pair(x) for x in h),
+                        None if first_block is None else w.to_pair(first_block),
                         0 if static_skip is not None else skip, final_tweak=final_tweak, n=n,
                         dtype=jnp.dtype(dtype), native=native, static_skip=static_skip,
                         word_map=word_map)

@@ -144,10 +144,21 @@ def _cell_blocks(cell_shape: tuple[int, ...], h, final_tweak, first_block, n_blo
     def column(x):  # a cell's word, against its blocks along the last axis
         return x if w.is_static(x) else x[..., None]
 
-    offsets = lax.iota(jnp.uint32, n_blocks).astype(jnp.uint64)
-    counters = jnp.broadcast_to(w.add(column(first_block), offsets), (*cell_shape, n_blocks))
-    words = tf.encrypt_words(tf.GENERATOR_KEY, (column(final_tweak), counters),
-                             [column(x) for x in h], native=True, rolled=True)
+    block = [column(x) for x in h]
+    dynamic = [i for i, x in enumerate(block) if not w.is_static(x)]
+    if n_blocks == 1 and w.is_static(first_block) and w.is_static(final_tweak) and dynamic:
+        # One block a cell at a static counter (a vmapped draw of up to 256 bits per example
+        # without an offset): the tweak is static, so it is folded into the cipher's subkey
+        # table instead of being two more arrays the size of the cell carried through the
+        # round loop (the nesting workload: 3.25x -> 2.75x the output's memory, ~5% faster).
+        counters = first_block
+        block[dynamic[0]] = jnp.broadcast_to(block[dynamic[0]], (*cell_shape, 1))
+    else:
+        offsets = lax.iota(jnp.uint32, n_blocks).astype(jnp.uint64)
+        counters = jnp.broadcast_to(w.add(column(first_block), offsets),
+                                    (*cell_shape, n_blocks))
+    words = tf.encrypt_words(tf.GENERATOR_KEY, (column(final_tweak), counters), block,
+                             native=True, rolled=True)
     return _stream.blocks_to_stream(words, dtype).reshape(*cell_shape, -1)
 
 

@@ -10,6 +10,8 @@ parts exactly, and long lanes (the one-stream chunk loop over lanes, on one devi
 
 from __future__ import annotations
 
+import math
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -165,6 +167,58 @@ class BatchingTest(chex.TestCase):
         for row in (0, 150, 299):
             assert_equal_arrays(got[row], oracle_bits(SEED, LABELS, [], 300, jnp.uint32,
                                                       start=int(offsets[row])))
+
+
+class OneBlockLanesTest(chex.TestCase):
+    """Lanes of one block at a static counter (up to 256 bits an example, no offset past the
+    first block) run the cipher under a static tweak: the same bits as any other lowering."""
+
+    @chex.variants(with_jit=True, without_jit=True)
+    @parameterized.parameters(
+        (jnp.uint32, (8,), 0),     # the nesting workload's draw: one whole block
+        (jnp.uint32, (), 0),       # one value of the block
+        (jnp.uint8, (5, 6), 0),    # 30 of 32 elements
+        (jnp.uint16, (4,), 11),    # a static offset inside block 0
+        (jnp.uint32, (3,), 9))     # a static offset in block 1 (the block index is an argument)
+    def test_each_lane_is_its_unbatched_draw(self, dtype, shape, offset):
+        def draw(i):
+            return jp.bits(ROOT.split(i), shape, dtype, offset=offset)
+
+        got = self.variant(jax.vmap(draw))(uids(300))
+        assert_equal_arrays(got, one_at_a_time(draw, uids(300)))
+        for lane in (0, 299):
+            assert_equal_arrays(np.asarray(got[lane]).ravel(),
+                                oracle_bits(SEED, LABELS, [int(uids(300)[lane])],
+                                            math.prod(shape), dtype, start=offset))
+
+    def test_uint64_with_x64_and_samplers(self):
+        with jax.enable_x64(True):
+            def draw(i):
+                return jp.bits(ROOT.split(i), (4,), jnp.uint64)
+
+            got = jax.jit(jax.vmap(draw))(uids(300))
+            assert_equal_arrays(got, one_at_a_time(draw, uids(300)))
+        # A per-example scalar sampler (one word of the lane's block) equals the same draw
+        # one example at a time.
+        def normal(i):
+            return jp.normal(ROOT.split(i))
+
+        assert_equal_arrays(jax.jit(jax.vmap(normal))(uids(300)), one_at_a_time(normal, uids(300)))
+
+    def test_the_round_loop_carries_only_the_block_words(self):
+        if jax.default_backend() != "cpu":
+            pytest.skip("the tiled lowering is the CPU's")
+        n_lanes = 4096
+
+        def draw(seed):
+            return jax.vmap(lambda i: jp.bits(jp.key(seed).split(i), (8,)))(
+                jnp.arange(n_lanes, dtype=jnp.uint32))
+
+        text = jax.jit(draw).lower(jnp.uint32(SEED)).compile().as_text()
+        loops = [line for line in text.splitlines() if " while(" in line]
+        lane_arrays = [line.split(" while(")[0].count(f"u64[{n_lanes},") for line in loops]
+        # Four words of the block; the tweak (counter 0, the final tweak word) is static.
+        assert max(lane_arrays) == 4, loops
 
 
 class TransformTest(chex.TestCase):
