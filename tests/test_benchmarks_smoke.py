@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import pathlib
+import argparse
 import sys
 
+import numpy as np
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -65,3 +67,56 @@ def test_markdown_has_a_table_per_workload(smoke_result):
 def test_parse_size_accepts_powers():
     assert bench.parse_size("2**20") == 2 ** 20
     assert bench.parse_size("4096") == 4096
+
+
+# -- what an accelerator reports: sizes picked from its free memory, its peak as the fallback --
+class _FakeAccelerator:
+    """A device whose ``memory_stats`` reads like a GPU's or TPU's (the CPU has none)."""
+
+    def __init__(self, limit: int, in_use: int, peak: int):
+        self.stats = {"bytes_limit": limit, "bytes_in_use": in_use, "peak_bytes_in_use": peak}
+
+    def memory_stats(self):
+        return self.stats
+
+
+def test_free_memory_is_the_accelerators_limit_less_its_use(monkeypatch):
+    monkeypatch.setattr(bench.jax, "devices", lambda: [_FakeAccelerator(16 << 30, 1 << 30, 0)])
+    assert bench.free_memory_bytes() == 15 << 30
+
+
+def test_free_memory_without_device_stats_is_the_hosts(monkeypatch):
+    class NoStats:
+        def memory_stats(self):
+            return None
+
+    monkeypatch.setattr(bench.jax, "devices", lambda: [NoStats()])
+    free = bench.free_memory_bytes()
+    meminfo = pathlib.Path("/proc/meminfo")
+    if meminfo.exists():
+        line = next(x for x in meminfo.read_text().splitlines() if x.startswith("MemAvailable:"))
+        assert abs(free - int(line.split()[1]) * 1024) < 1 << 30   # the host's, give or take
+    else:
+        assert free == 4 << 30
+
+
+def test_sizes_that_do_not_fit_are_skipped_with_a_note(monkeypatch):
+    budget = bench.BYTES_PER_ELEMENT_BUDGET
+    monkeypatch.setattr(bench, "free_memory_bytes", lambda: (2 ** 20) * budget)
+    args = argparse.Namespace(smoke=False, repeats=1, sizes=["2**18", "2**20", "2**22"])
+    cfg = bench.plan(args)
+    assert cfg["sizes"] == [2 ** 18, 2 ** 20] and cfg["skipped_sizes"] == [2 ** 22]
+    assert bench.plan(argparse.Namespace(smoke=False, repeats=None, sizes=None))[
+        "skipped_sizes"] == [n for n in bench.DEFAULT_SIZES if n > 2 ** 20]
+
+
+def test_programs_without_memory_analysis_report_the_device_peak(monkeypatch):
+    monkeypatch.setattr(bench.jax, "devices", lambda: [_FakeAccelerator(1 << 30, 0, 12345)])
+    analysed = bench.Program("analysed", lambda: np.zeros(3), peak_bytes=99,
+                             peak_source="memory_analysis")
+    unanalysed = bench.Program("unanalysed", lambda: np.zeros(3))
+    times = bench.time_programs([analysed, unanalysed], repeats=2)
+    assert {k: len(v) for k, v in times.items()} == {"analysed": 2, "unanalysed": 2}
+    assert (analysed.peak_bytes, analysed.peak_source) == (99, "memory_analysis")
+    assert (unanalysed.peak_bytes, unanalysed.peak_source) == (12345,
+                                                               "device peak (process-wide)")
