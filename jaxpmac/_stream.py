@@ -199,9 +199,9 @@ def _chunked(h, final_tweak, first_block, skip, n, n_blocks, dtype, *, word_map,
     per_block = elements_per_block(dtype)
     chunk = chunk_blocks(n_blocks)
     if n <= chunk * per_block:
-        return _cut(map_words(word_map, _encrypt_blocks(h, final_tweak, first_block, n_blocks,
+        return map_words(word_map, _cut(_encrypt_blocks(h, final_tweak, first_block, n_blocks,
                                                         dtype, native=True, rolled=True),
-                              x64=x64), skip, n)
+                                        skip, n), x64=x64)
     if not flat_buffer():
         n_chunks = -(-n_blocks // chunk)
         writes = LoopWrites(word_map, dtype, mapped_dtype(word_map, dtype, x64=x64),
@@ -349,9 +349,9 @@ def _one_window(h, final_tweak, first_block, skip, *, n, n_blocks, dtype, native
             return _chunked(h, final_tweak, first_block, skip, n, n_blocks, dtype, **mapping)
         return _chunked_via_uint64(h, final_tweak, first_block, skip, n, n_blocks, dtype,
                                    **mapping)
-    return _cut(map_words(word_map, _encrypt_blocks(h, final_tweak, first_block, n_blocks,
+    return map_words(word_map, _cut(_encrypt_blocks(h, final_tweak, first_block, n_blocks,
                                                     dtype, native=native, rolled=False),
-                          x64=x64), skip, n)
+                                    skip, n), x64=x64)
 
 
 def _cut(flat: jax.Array, skip, n: int) -> jax.Array:

@@ -265,8 +265,12 @@ def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int, dt
                 first_block = w.add(first_block, tile["part_first"])
             blocks = _cell_blocks(cell_shape, h, final_tweak, first_block, t.part_blocks,
                                   dtype)
-            blocks = writes.values(blocks)
-            return _cut_rows(blocks, tile.get("skip", skip), n) if t.parts == 1 else blocks
+            # Cut before the map: a sampler's map costs per element, and a lane's blocks can
+            # hold many more words than it draws (a per-example scalar normal mapped all 8
+            # words of its block: 2**16 examples 2.29 -> 1.87 ms, jax.random 1.73-1.80 ms).
+            if t.parts == 1:
+                blocks = _cut_rows(blocks, tile.get("skip", skip), n)
+            return writes.values(blocks)
 
         if consecutive:
             out = _lanes.in_consecutive_tiles(

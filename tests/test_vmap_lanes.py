@@ -11,6 +11,7 @@ parts exactly, and long lanes (the one-stream chunk loop over lanes, on one devi
 from __future__ import annotations
 
 import math
+import re
 
 import chex
 import jax
@@ -219,6 +220,25 @@ class OneBlockLanesTest(chex.TestCase):
         lane_arrays = [line.split(" while(")[0].count(f"u64[{n_lanes},") for line in loops]
         # Four words of the block; the tweak (counter 0, the final tweak word) is static.
         assert max(lane_arrays) == 4, loops
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 5)])
+def test_a_lanes_map_runs_on_its_drawn_words_only(shape):
+    """A sampler's map runs on the words a lane draws, not on the whole blocks that hold them
+    (cut first: a per-example scalar normal mapped all eight words of its block)."""
+    if jax.default_backend() != "cpu":
+        pytest.skip("the tiled lowering is the CPU's")
+    n_lanes = 4096
+
+    def draw(seed):
+        return jax.vmap(lambda i: jp.normal(jp.key(seed).split(i), shape))(
+            jnp.arange(n_lanes, dtype=jnp.uint32))
+
+    text = jax.jit(draw).lower(jnp.uint32(SEED)).compile().as_text()
+    logs = re.findall(r"= f32\[([\d,]*)\][^ ]* log\(", text)
+    assert logs, "expected the normal's logarithms in the program"
+    # [lanes of a tile, ..., values a lane draws]: no word of a block beyond those.
+    assert {int(dims.split(",")[-1]) for dims in logs} == {math.prod(shape)}, logs
 
 
 class TransformTest(chex.TestCase):
