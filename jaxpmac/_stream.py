@@ -145,9 +145,10 @@ def map_after_loop(word_map, dtype, out_dtype, n: int) -> bool:
     """Whether a loop that makes ``n`` words of ``dtype`` writes them raw and ``word_map`` runs
     after it, in one pass (the chunk loop here, the tile loop of ``_stream_lanes``).
 
-    Why: XLA's CPU backend spreads a large elementwise pass of the entry computation over its
-    threads, but never the work inside a ``while`` loop, so a map applied chunk by chunk runs
-    on one core. After the loop it runs on all of them, in place when the map's values are as
+    Why: XLA's CPU backend spreads a large elementwise pass over its threads, but never a
+    kernel that writes into a buffer in place (a ``dynamic-update-slice``), which is where a
+    map applied chunk by chunk ends up, so it runs on one core. After the loop it runs on all
+    of them, in place when the map's values are as
     wide as its words (the loop writes the words bitcast to the values' type) and the loop's
     buffer has the shape of the pass's result (one device: see :func:`flat_buffer`; the
     callers see to the shape). ``out_dtype`` is the map's value type (:func:`mapped_dtype`).
