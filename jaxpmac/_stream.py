@@ -141,7 +141,8 @@ def flat_buffer() -> bool:
     return jax.device_count() == 1
 
 
-def map_after_loop(word_map, dtype, out_dtype, n: int) -> bool:
+def map_after_loop(word_map, dtype, out_dtype, n: int, *,
+                   min_elements: int | None = None) -> bool:
     """Whether a loop that makes ``n`` words of ``dtype`` writes them raw and ``word_map`` runs
     after it, in one pass (the chunk loop here, the tile loop of ``_stream_lanes``).
 
@@ -151,9 +152,12 @@ def map_after_loop(word_map, dtype, out_dtype, n: int) -> bool:
     of them, in place when the map's values are as
     wide as its words (the loop writes the words bitcast to the values' type) and the loop's
     buffer has the shape of the pass's result (one device: see :func:`flat_buffer`; the
-    callers see to the shape). ``out_dtype`` is the map's value type (:func:`mapped_dtype`).
+    callers see to the shape). ``out_dtype`` is the map's value type (:func:`mapped_dtype`);
+    ``min_elements`` the smallest draw that gains (default :data:`MAP_AFTER_LOOP_MIN_ELEMENTS`).
     """
-    return (word_map is not None and n >= MAP_AFTER_LOOP_MIN_ELEMENTS and _host_cores() > 1
+    if min_elements is None:
+        min_elements = MAP_AFTER_LOOP_MIN_ELEMENTS
+    return (word_map is not None and n >= min_elements and _host_cores() > 1
             and flat_buffer() and jnp.dtype(out_dtype).itemsize == jnp.dtype(dtype).itemsize)
 
 

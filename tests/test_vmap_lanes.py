@@ -223,11 +223,14 @@ class OneBlockLanesTest(chex.TestCase):
 
 
 @pytest.mark.parametrize("shape", [(), (3,), (2, 5)])
-def test_a_lanes_map_runs_on_its_drawn_words_only(shape):
-    """A sampler's map runs on the words a lane draws, not on the whole blocks that hold them
-    (cut first: a per-example scalar normal mapped all eight words of its block)."""
+def test_a_lanes_map_runs_on_its_drawn_words_only(monkeypatch, shape):
+    """A sampler's map in the tile loop runs on the words a lane draws, not on the whole blocks
+    that hold them (cut first: a per-example scalar normal mapped all eight words of its
+    block)."""
     if jax.default_backend() != "cpu":
         pytest.skip("the tiled lowering is the CPU's")
+    monkeypatch.setattr(_stream_lanes, "LANES_MAP_AFTER_LOOP_MIN_ELEMENTS", 1 << 62)
+    jax.clear_caches()
     n_lanes = 4096
 
     def draw(seed):
@@ -235,10 +238,12 @@ def test_a_lanes_map_runs_on_its_drawn_words_only(shape):
             jnp.arange(n_lanes, dtype=jnp.uint32))
 
     text = jax.jit(draw).lower(jnp.uint32(SEED)).compile().as_text()
+    jax.clear_caches()
     logs = re.findall(r"= f32\[([\d,]*)\][^ ]* log\(", text)
     assert logs, "expected the normal's logarithms in the program"
-    # [lanes of a tile, ..., values a lane draws]: no word of a block beyond those.
-    assert {int(dims.split(",")[-1]) for dims in logs} == {math.prod(shape)}, logs
+    # [lanes of a tile, ..., the values a lane draws]: no word of a block beyond those.
+    per_lane = {math.prod(int(d) for d in dims.split(",")[1:]) for dims in logs}
+    assert per_lane == {math.prod(shape)}, logs
 
 
 class TransformTest(chex.TestCase):
@@ -381,7 +386,8 @@ def test_tiling_covers_every_block_once_per_cell(n_lanes, n_blocks):
 
 # -- one-word samplers: the map after the tile loop or in it ----------------------------------
 # With one device, a vmapped one-word sampler (normal, exponential, uniform's unit) of at least
-# _stream.MAP_AFTER_LOOP_MIN_ELEMENTS values in all writes raw words in tiles of consecutive
+# _stream_lanes.LANES_MAP_AFTER_LOOP_MIN_ELEMENTS values in all (long lanes: the chunk loop's
+# _stream.MAP_AFTER_LOOP_MIN_ELEMENTS) writes raw words in tiles of consecutive
 # lanes (or, for long lanes, in the one-stream chunk loop) into a buffer of its final shape and
 # maps them after the loop, in place, on all cores; so do the folded lanes of nested vmaps,
 # in a buffer of the nested axes' shape.
@@ -420,7 +426,9 @@ def test_mapped_lanes_equal_their_unbatched_draws_wherever_the_map_runs(monkeypa
     draw = _vmapped(name, shape, n_lanes, nested=nested)
     got = {}
     for after in (True, False):
-        monkeypatch.setattr(_stream, "MAP_AFTER_LOOP_MIN_ELEMENTS", 0 if after else 1 << 62)
+        for module, threshold in ((_stream, "MAP_AFTER_LOOP_MIN_ELEMENTS"),
+                                  (_stream_lanes, "LANES_MAP_AFTER_LOOP_MIN_ELEMENTS")):
+            monkeypatch.setattr(module, threshold, 0 if after else 1 << 62)
         jax.clear_caches()
         got[after] = np.asarray(jax.jit(draw)(jnp.uint32(SEED)))
     jax.clear_caches()
@@ -434,7 +442,7 @@ def test_mapped_lanes_equal_their_unbatched_draws_wherever_the_map_runs(monkeypa
 
 def test_the_map_runs_after_the_tile_loop_only_where_that_is_in_place():
     normal = _unit.WordMap(_ndtri.normal_of_word, jnp.dtype(jnp.float32), (1024,))
-    big = _stream.MAP_AFTER_LOOP_MIN_ELEMENTS // 1024
+    big = _stream_lanes.LANES_MAP_AFTER_LOOP_MIN_ELEMENTS // 1024
 
     def decide(n_lanes, n, word_map=normal):
         t = _stream_lanes.tiling(n_lanes, n // 8)
