@@ -149,10 +149,9 @@ def map_after_loop(word_map, dtype, out_dtype, n: int, *,
     Why: XLA's CPU backend spreads a large elementwise pass over its threads, but never a
     kernel that writes into a buffer in place (a ``dynamic-update-slice``), which is where a
     map applied chunk by chunk ends up, so it runs on one core. After the loop it runs on all
-    of them, in place when the map's values are as
-    wide as its words (the loop writes the words bitcast to the values' type) and the loop's
-    buffer has the shape of the pass's result (one device: see :func:`flat_buffer`; the
-    callers see to the shape). ``out_dtype`` is the map's value type (:func:`mapped_dtype`);
+    of them, in place when the map's values are as wide as its words (the loop writes the
+    words bitcast to the values' type) and the loop's buffer has the shape of the pass's
+    result (one device: see :func:`flat_buffer`; the callers see to the shape). ``out_dtype`` is the map's value type (:func:`mapped_dtype`);
     ``min_elements`` the smallest draw that gains (default :data:`MAP_AFTER_LOOP_MIN_ELEMENTS`).
     """
     if min_elements is None:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import pathlib
-import argparse
 import sys
 
 import numpy as np
