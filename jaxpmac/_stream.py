@@ -151,8 +151,9 @@ def map_after_loop(word_map, dtype, out_dtype, n: int, *,
     map applied chunk by chunk ends up, so it runs on one core. After the loop it runs on all
     of them, in place when the map's values are as wide as its words (the loop writes the
     words bitcast to the values' type) and the loop's buffer has the shape of the pass's
-    result (one device: see :func:`flat_buffer`; the callers see to the shape). ``out_dtype`` is the map's value type (:func:`mapped_dtype`);
-    ``min_elements`` the smallest draw that gains (default :data:`MAP_AFTER_LOOP_MIN_ELEMENTS`).
+    result (one device: see :func:`flat_buffer`; the callers see to the shape).
+    ``out_dtype`` is the map's value type (:func:`mapped_dtype`); ``min_elements`` the
+    smallest draw that gains (default :data:`MAP_AFTER_LOOP_MIN_ELEMENTS`).
     """
     if min_elements is None:
         min_elements = MAP_AFTER_LOOP_MIN_ELEMENTS
