@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxpmac import _inputs
+from jaxpmac import _lowering
 from jaxpmac import _stream
 from jaxpmac import _words as w
 from jaxpmac._draw_boundary import ends_draw
@@ -89,31 +90,36 @@ def _offset_blocks(offset, per_block: int):
 
 
 @partial(jax.jit, static_argnames=("final_tweak", "n", "dtype", "native", "static_skip",
-                                   "word_map"))
+                                   "word_map", "shape", "lowering"))
 def _stream_impl(h, first_block, dynamic_skip, *, final_tweak: int, n: int, dtype,
-                 native: bool, static_skip: int | None, word_map):
+                 native: bool, static_skip: int | None, word_map, shape, lowering):
     # The hash and block index arrive as arguments, not constants, so that eager draws from
     # many states share one compiled program; under an outer jit they are constants anyway.
     # A first block of 0 (every draw without an offset) arrives as None and stays the static
     # int 0: a vmapped draw of one block per example then runs the cipher under a static
     # tweak (_stream_lanes._cell_blocks), not with the tweak words as arrays.
+    # ``lowering`` is the forced lowering (``_lowering.force_lowering``) this trace was made
+    # under: a static argument, so that a trace is never reused under another.
+    del lowering
     first_block = 0 if first_block is None else first_block
     if native:
         h = tuple(w.to_u64(x) for x in h)
         first_block = first_block if w.is_static(first_block) else w.to_u64(first_block)
     per_block = _stream.elements_per_block(dtype)
+    window = dict(native=native, word_map=word_map, shape=shape)
     if static_skip is not None:
         n_blocks = -(-(static_skip + n) // per_block)
         return _stream.stream_window(h, final_tweak, first_block, static_skip, n, n_blocks,
-                                     dtype, native=native, word_map=word_map)
+                                     dtype, **window)
     n_blocks = -(-n // per_block) + 1
     return _stream.stream_window(h, final_tweak, first_block, dynamic_skip, n, n_blocks, dtype,
-                                 native=native, word_map=word_map)
+                                 **window)
 
 
 def hash_stream(h, final_tweak: int, n: int, dtype, *, offset: w.Word = 0,
-                native: bool | None = None, word_map=None) -> jax.Array:
-    """Stream elements ``offset .. offset + n - 1`` of the message hash ``(final_tweak, h)``.
+                native: bool | None = None, word_map=None, shape=None) -> jax.Array:
+    """Stream elements ``offset .. offset + n - 1`` of the message hash ``(final_tweak, h)``,
+    in ``shape`` (default flat ``[n]``).
 
     ``h`` holds four words (static ints or dynamic ``Pair``s); ``offset`` is a static int or a
     dynamic ``Pair`` word; ``native`` forces the cipher path (default: native uint64 words when
@@ -128,14 +134,15 @@ def hash_stream(h, final_tweak: int, n: int, dtype, *, offset: w.Word = 0,
                         None if first_block is None else w.to_pair(first_block),
                         0 if static_skip is not None else skip, final_tweak=final_tweak, n=n,
                         dtype=jnp.dtype(dtype), native=native, static_skip=static_skip,
-                        word_map=word_map)
+                        word_map=word_map, shape=(n,) if shape is None else tuple(shape),
+                        lowering=_lowering.forced_lowering())
 
 
 def stream(state: RNGState, n: int, dtype, *, offset: w.Word = 0,
-           native: bool | None = None) -> jax.Array:
-    """Stream elements ``offset .. offset + n - 1`` of ``state``, flat (see :func:`hash_stream`)."""
+           native: bool | None = None, shape=None) -> jax.Array:
+    """Stream elements ``offset .. offset + n - 1`` of ``state`` (see :func:`hash_stream`)."""
     final_tweak, h = state.message_hash()
-    return hash_stream(h, final_tweak, n, dtype, offset=offset, native=native)
+    return hash_stream(h, final_tweak, n, dtype, offset=offset, native=native, shape=shape)
 
 
 @ends_draw
@@ -171,4 +178,4 @@ def bits(state: RNGState, shape=(), dtype=jnp.uint32, *, offset=0) -> jax.Array:
     if w.is_static(offset) and offset + n > (1 << 64):
         raise ValueError(f"bits reads stream elements [offset, offset + {n}), which must end by "
                          f"2**64, but was given offset {offset}")
-    return stream(state, n, dtype, offset=offset).reshape(shape)
+    return stream(state, n, dtype, offset=offset, shape=shape)

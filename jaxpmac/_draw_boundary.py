@@ -21,6 +21,8 @@ import functools
 import jax
 from jax import lax
 
+from jaxpmac import _lowering
+
 
 def ends_draw(draw):
     """Decorates a public draw function: its traced result passes an optimization barrier.
@@ -36,7 +38,8 @@ def ends_draw(draw):
     def ended(*args, **kwargs):
         result = draw(*args, **kwargs)
         if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(result)):
-            return lax.optimization_barrier(result)
+            return _lowering.by_platform(result, rolled=lax.optimization_barrier,
+                                         elementwise=lambda x: x)
         return result
 
     return ended

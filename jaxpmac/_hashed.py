@@ -40,8 +40,9 @@ class HashedState:
     def tree_unflatten(cls, final_tweak, h):
         return cls(h, final_tweak)
 
-    def stream(self, n: int, dtype, *, word_map=None) -> jax.Array:
-        return _bits.hash_stream(self.h, self.final_tweak, n, dtype, word_map=word_map)
+    def stream(self, n: int, dtype, *, word_map=None, shape=None) -> jax.Array:
+        return _bits.hash_stream(self.h, self.final_tweak, n, dtype, word_map=word_map,
+                                 shape=shape)
 
 
 @jax.tree_util.register_pytree_node_class

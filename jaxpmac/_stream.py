@@ -19,7 +19,9 @@ import numpy as np
 from jax import lax
 
 from jaxpmac import _lanes
+from jaxpmac import _lowering
 from jaxpmac import _threefish as tf
+from jaxpmac._lowering import _elementwise
 from jaxpmac import _words as w
 
 STREAM_DTYPES = (jnp.uint8, jnp.uint16, jnp.uint32, jnp.uint64)
@@ -347,16 +349,12 @@ def _chunked_via_uint64(h, final_tweak, first_block, skip, n, n_blocks, dtype, *
 
 def _one_window(h, final_tweak, first_block, skip, *, n, n_blocks, dtype, native, word_map,
                 x64):
-    """:func:`stream_window` of one stream (no lane axis): the lowering outside any ``vmap``."""
+    """The rolled lowering of :func:`stream_window` of one stream (no lane axis): the
+    lowering outside any ``vmap``."""
     mapping = dict(word_map=word_map, x64=x64)
-    if tf.prefer_rolled():
-        if native:
-            return _chunked(h, final_tweak, first_block, skip, n, n_blocks, dtype, **mapping)
-        return _chunked_via_uint64(h, final_tweak, first_block, skip, n, n_blocks, dtype,
-                                   **mapping)
-    return map_words(word_map, _cut(_encrypt_blocks(h, final_tweak, first_block, n_blocks,
-                                                    dtype, native=native, rolled=False),
-                                    skip, n), x64=x64)
+    if native:
+        return _chunked(h, final_tweak, first_block, skip, n, n_blocks, dtype, **mapping)
+    return _chunked_via_uint64(h, final_tweak, first_block, skip, n, n_blocks, dtype, **mapping)
 
 
 def _cut(flat: jax.Array, skip, n: int) -> jax.Array:
@@ -377,35 +375,34 @@ def _with_dynamic(values: tuple, dynamic: dict) -> tuple:
 
 
 def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word, skip,
-                  n: int, n_blocks: int, dtype, *, native: bool, word_map=None) -> jax.Array:
-    """Stream elements ``skip .. skip + n - 1`` of blocks ``first_block ..``, flat ``[n]``.
+                  n: int, n_blocks: int, dtype, *, native: bool, word_map=None,
+                  shape: tuple[int, ...] | None = None) -> jax.Array:
+    """Stream elements ``skip .. skip + n - 1`` of blocks ``first_block ..``, in ``shape``
+    (default flat ``[n]``; row-major).
 
     Arguments as for :func:`counter_stream`; ``skip`` is a static int or an int32 scalar, and
     the ``n_blocks`` blocks from ``first_block`` must hold the elements.
 
-    On a CPU a ``vmap`` of this function (nested or not) runs the stream lowering over all the
-    examples as lanes (``_stream_lanes.lanes_window``), a cache-sized tile of blocks at a time,
-    where ``vmap`` of the unbatched lowering would run the cipher loop on all the examples'
-    blocks at once, its words for every block live next to the output (2.75x the output's
-    memory for 4096 examples of 1024 uint32). The bits are the same either way.
+    The lowering is chosen per platform when the program is lowered (``_lowering``): on a CPU
+    the rolled cipher over cache-sized chunks, where a ``vmap`` of this function (nested or
+    not) runs over all the examples as lanes (``_stream_lanes.lanes_window``), a tile of
+    blocks at a time (``vmap`` of the one-stream loop would hold the loop's words for every
+    block of every example at once: 2.75x the output's memory for 4096 examples of 1024
+    uint32); elsewhere the elementwise lowering (``_lowering._elementwise``), whose ``vmap`` is
+    elementwise too. The bits are the same either way.
 
     ``word_map`` (a ``_unit.WordMap``, or None) maps the elements where they are made, chunk by
-    chunk or tile by tile, so that a sampler's output is the only long array.
+    chunk or tile by tile on a CPU, so that a sampler's output is the only long array.
     """
     # Imported here: _stream_lanes builds on this module's block functions.
     from jaxpmac import _stream_lanes
 
     x64 = bool(jax.config.jax_enable_x64)
+    shape = (n,) if shape is None else tuple(shape)
     if n == 0:
-        return jnp.zeros((0,), mapped_dtype(word_map, dtype, x64=x64))
+        return jnp.zeros(shape, mapped_dtype(word_map, dtype, x64=x64))
     values = (*h, final_tweak, first_block, skip)
-    dynamic = _dynamic_part(values)
     window = dict(n=n, n_blocks=n_blocks, dtype=dtype, word_map=word_map, x64=x64)
-    if not (tf.prefer_rolled() and dynamic):
-        # Other backends run the unrolled cipher, an elementwise program whose vmap is already
-        # as small as it gets.
-        *h, final_tweak, first_block, skip = values
-        return _one_window(tuple(h), final_tweak, first_block, skip, native=native, **window)
 
     def one(dynamic):
         *h, final_tweak, first_block, skip = _with_dynamic(values, dynamic)
@@ -416,7 +413,21 @@ def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word,
         return _stream_lanes.lanes_window(tuple(h), final_tweak, first_block, skip,
                                           folded=folded, **window)
 
-    return _lanes.batched_by_lanes(one, lanes)(dynamic)
+    def rolled(dynamic):
+        flat = _lanes.batched_by_lanes(one, lanes)(dynamic) if dynamic else one(dynamic)
+        return flat.reshape(shape)
+
+    def elementwise(*, wide):
+        def window(dynamic):
+            *h, final_tweak, first_block, skip = _with_dynamic(values, dynamic)
+            words = _elementwise.stream_window(h, final_tweak, first_block, skip, shape=shape,
+                                               dtype=dtype, wide=wide)
+            return map_words(word_map, words, x64=x64)
+        return window
+
+    return _lowering.by_platform(_dynamic_part(values), rolled=rolled,
+                                 elementwise=elementwise(wide=True),
+                                 elementwise_pairs=elementwise(wide=False))
 
 
 def counter_stream(h: Sequence[w.Word], final_tweak: int, first_block: w.Word, n_blocks: int,

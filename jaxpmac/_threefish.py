@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxpmac import _lowering
 from jaxpmac import _words as w
 
 # Rotation constants R[d % 8] for the two MIX functions of round d: Threefish-256 from the Skein
@@ -219,16 +220,6 @@ def encrypt_rolled(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[
         return tuple(w.to_pair(x, shape) for x in wide)
 
 
-def prefer_rolled() -> bool:
-    """Whether to trace the rolled lowering: when the default backend is a CPU.
-
-    Why at trace time: ``lax.platform_dependent`` lowers both versions into every program
-    (measured: about +70% compile time for a draw on a CPU). The choice only affects speed,
-    never a bit, so a program lowered for another platform (``jax.export``) is still correct.
-    """
-    return jax.default_backend() == "cpu"
-
-
 @partial(jax.jit, static_argnames=("key", "tweak", "rounds", "native"))
 def _encrypt_rolled_shared(block, *, key: tuple[int, ...], tweak: tuple[int, ...], rounds: int,
                            native: bool) -> tuple[w.Word, ...]:
@@ -242,18 +233,34 @@ def _encrypt_rolled_shared(block, *, key: tuple[int, ...], tweak: tuple[int, ...
 
 
 def encrypt_words(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[w.Word],
-                  *, native: bool, rolled: bool | None = None,
+                  *, native: bool, rolled: bool | None = None, wide: bool = False,
                   rounds: int = ROUNDS) -> tuple[w.Word, ...]:
     """Threefish-256 of static or dynamic words; all-static input is encrypted in Python.
 
     Dynamic output words are ``uint64`` arrays if ``native`` else ``Pair``s, all of one shape.
     ``rolled`` picks the lowering: ``True`` is :func:`encrypt_rolled` (right for XLA's CPU
-    backend), ``False`` fully unrolled (right for GPU/TPU compilers), ``None`` picks by
-    :func:`prefer_rolled`.
+    backend), ``False`` fully unrolled (right for GPU/TPU compilers), ``None`` each where the
+    program runs (``_lowering.by_platform``). ``wide``: the unrolled cipher computes on
+    ``uint64`` words even when ``native`` is False (x64 off).
     """
     if all(w.is_static(x) for x in (*tweak, *block)):
         return encrypt(key, tweak, block, rounds=rounds)
-    if prefer_rolled() if rolled is None else rolled:
+    if rolled is None:
+        # Only the dynamic words cross the platform choice; static ones stay Python ints.
+        words = (*tweak, *block)
+        dynamic = {i: x for i, x in enumerate(words) if not w.is_static(x)}
+
+        def lowered(**how):
+            def encrypt_dynamic(dynamic_words):
+                here = [dynamic_words.get(i, x) for i, x in enumerate(words)]
+                return encrypt_words(key, here[:len(tweak)], here[len(tweak):], native=native,
+                                     rounds=rounds, **how)
+            return encrypt_dynamic
+
+        return _lowering.by_platform(dynamic, rolled=lowered(rolled=True),
+                                     elementwise=lowered(rolled=False, wide=True),
+                                     elementwise_pairs=lowered(rolled=False))
+    if rolled:
         if all(w.is_static(t) for t in tweak):
             shape = _dynamic_shape(block)
             return _encrypt_rolled_shared(
@@ -261,5 +268,12 @@ def encrypt_words(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[w
                 key=tuple(key), tweak=tuple(tweak), rounds=rounds, native=native)
         return encrypt_rolled(key, tweak, block, rounds=rounds, native=native)
     shape = _dynamic_shape((*tweak, *block))
+    if wide and not native:
+        # Computed on uint64 words (x64 on for this trace only), returned as Pairs: the same
+        # bits; for GPU compilers a quarter of the program (see ``_lowering``).
+        with jax.enable_x64(True):
+            out = encrypt(key, [x if w.is_static(x) else w.to_u64(x) for x in tweak],
+                          [x if w.is_static(x) else w.to_u64(x) for x in block], rounds=rounds)
+            return tuple(w.to_pair(x, shape) for x in out)
     return tuple(_as_dynamic(x, shape, native=native)
                  for x in encrypt(key, tweak, block, rounds=rounds))

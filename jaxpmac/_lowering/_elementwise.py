@@ -1,0 +1,113 @@
+"""The elementwise lowering of a stream, for GPUs and TPUs: each element from its own index.
+
+Element ``i`` of a window that starts ``skip`` elements into block ``first_block`` is a part of
+word ``k`` of output block ``first_block + (skip + i) // per_block``; the lowering computes that
+block's cipher for every element, from an iota in the output's own shape, and selects the part.
+The whole draw is one elementwise expression of the index: no loop, no barrier, no buffer of
+blocks, so XLA fuses it into one kernel with the code that uses it, and shards it like an iota.
+
+Why not one cipher per block, then an interleave of its words: the interleave is an array with
+a minor axis of 8 that TPUs pad to 128 lanes (54x the output's bytes moved, measured on a TPU
+v5e compile), and XLA's GPU backend then splits the cipher into several kernels passing
+block-sized arrays through memory. The cost here is arithmetic: a TPU computes one cipher per
+element (8 per block of uint32), a GPU shares one between the 4 elements each thread stores
+(see ``benchmarks/README.md`` for the measured figures).
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from jaxpmac import _threefish as tf
+from jaxpmac import _words as w
+
+WORD_BITS = 64
+BLOCK_WORDS = 4
+
+
+def _linear_index(shape: tuple[int, ...], dtype) -> jax.Array:
+    """The row-major flat index of every element of ``shape``, in ``shape``."""
+    index = jnp.zeros(shape, dtype)
+    stride = 1
+    for axis in reversed(range(len(shape))):
+        term = lax.broadcasted_iota(dtype, shape, axis)
+        index = index + (term * np.array(stride, dtype) if stride != 1 else term)
+        stride *= shape[axis]
+    return index
+
+
+def _positions(shape, skip, per_block: int, *, wide: bool):
+    """``(block, within)`` of every element of the window: its block, counted from the window's
+    first block (``uint64``, or a ``Pair`` unless ``wide``), and its place in that block
+    (uint32). ``wide`` needs x64 on."""
+    shift = per_block.bit_length() - 1
+    skip = np.uint32(skip) if isinstance(skip, int) else jnp.asarray(skip).astype(jnp.uint32)
+    if math.prod(shape) + per_block > 1 << 32:    # positions need more than 32 bits
+        with jax.enable_x64(True):
+            position = _linear_index(shape, jnp.uint64) + skip.astype(jnp.uint64)
+            block = position >> np.uint64(shift)
+            within = (position & np.uint64(per_block - 1)).astype(jnp.uint32)
+            return (block if wide else w.to_pair(block)), within
+    position = _linear_index(shape, jnp.uint32) + skip
+    block = position >> np.uint32(shift)
+    block = block.astype(jnp.uint64) if wide else w.Pair(jnp.zeros_like(block), block)
+    return block, position & np.uint32(per_block - 1)
+
+
+def _select(index: jax.Array, options: list) -> jax.Array:
+    """``options[index]`` elementwise, for a small static list of options."""
+    out = options[-1]
+    for k in range(len(options) - 2, -1, -1):
+        out = jnp.where(index == np.uint32(k), options[k], out)
+    return out
+
+
+def _part(word: w.Word, part: jax.Array, bits: int, dtype) -> jax.Array:
+    """Bits ``[part * bits, (part + 1) * bits)`` of each 64-bit word, as ``dtype``."""
+    if isinstance(word, w.Pair):
+        parts_per_half = 32 // bits
+        half = jnp.where(part < np.uint32(parts_per_half), word.lo, word.hi)
+        if bits == 32:
+            return half
+        return (half >> ((part & np.uint32(parts_per_half - 1)) * np.uint32(bits))).astype(dtype)
+    return (word >> (part * np.uint32(bits)).astype(jnp.uint64)).astype(dtype)
+
+
+def stream_window(h, final_tweak, first_block, skip, *, shape: tuple[int, ...], dtype,
+                  wide: bool) -> jax.Array:
+    """Stream elements ``skip .. skip + prod(shape) - 1`` counted from block ``first_block``,
+    in ``shape`` (row-major), of the hash ``(final_tweak, h)``.
+
+    Words may be static ints, ``Pair`` or ``uint64`` arrays (scalars); ``skip`` is a static int
+    or an integer scalar below a block's elements; ``dtype`` a stream dtype (uint64 needs x64
+    on). ``wide``: the cipher runs on ``uint64`` words (x64 is enabled for them here), else on
+    ``Pair``s; the bits are the same.
+    """
+    dtype = jnp.dtype(dtype)
+    bits = dtype.itemsize * 8
+    per_word = WORD_BITS // bits
+    per_block = BLOCK_WORDS * per_word
+    if math.prod(shape) == 0:
+        return jnp.zeros(shape, dtype)
+    with jax.enable_x64(wide or bool(jax.config.jax_enable_x64)):
+        def word(x):
+            return x if w.is_static(x) else (w.to_u64(x) if wide else w.to_pair(x))
+
+        block, within = _positions(shape, skip, per_block, wide=wide)
+        tweak = (word(final_tweak), w.add(word(first_block), block))
+        words = tf.encrypt(tf.GENERATOR_KEY, tweak, [word(x) for x in h])
+        index = within >> np.uint32(per_word.bit_length() - 1)
+        if wide:
+            chosen = _select(index, [jnp.broadcast_to(w.to_u64(x), shape) for x in words])
+        else:
+            words = [w.to_pair(x, shape) for x in words]
+            chosen = w.Pair(_select(index, [x.hi for x in words]),
+                            _select(index, [x.lo for x in words]))
+        if bits == WORD_BITS:
+            return w.to_u64(chosen)
+        return _part(chosen, within & np.uint32(per_word - 1), bits, dtype)
