@@ -22,6 +22,7 @@ from jax.extend import random as jex_random
 
 from jaxpmac import _bits
 from jaxpmac import _inputs
+from jaxpmac import _lowering
 from jaxpmac import _stream
 from jaxpmac import _threefish as tf
 from jaxpmac import _words as w
@@ -139,9 +140,17 @@ def _split(data: jax.Array, shape: tuple[int, ...]) -> jax.Array:
     return children.reshape(*shape, *KEY_SHAPE)
 
 
-@partial(jax.jit, static_argnums=(1, 2))
-@ends_draw
 def _random_bits(data: jax.Array, bit_width: int, shape: tuple[int, ...]) -> jax.Array:
+    return _random_bits_jitted(data, bit_width, shape, _lowering.forced_lowering())
+
+
+@partial(jax.jit, static_argnums=(1, 2, 3))
+@ends_draw
+def _random_bits_jitted(data: jax.Array, bit_width: int, shape: tuple[int, ...],
+                        lowering) -> jax.Array:
+    # ``lowering``: the forced lowering (``_lowering.force_lowering``) the trace was made
+    # under, a static argument so that a trace is never reused under another.
+    del lowering
     dtype = jnp.dtype(f"uint{bit_width}")
     native = _bits.use_native_words()
     final_tweak, h = _message_hash(data)

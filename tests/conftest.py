@@ -17,7 +17,10 @@ import hypothesis
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from hypothesis import strategies as st
+
+from jaxpmac._lowering import LOWERINGS, force_lowering, forced_lowering
 
 TESTS_DIR = pathlib.Path(__file__).resolve().parent
 if str(TESTS_DIR) not in sys.path:
@@ -49,6 +52,30 @@ def load_conformance(name: str):
 
 def hex_words(words) -> tuple[int, ...]:
     return tuple(int(x, 16) for x in words)
+
+
+# -- lowerings ----------------------------------------------------------------------------------
+@pytest.fixture(params=LOWERINGS)
+def each_lowering(request):
+    """Runs a test once per lowering (forced with ``jaxpmac.force_lowering``), so that the
+    GPU and TPU lowerings are checked against the oracle on this CPU. Modules opt in with
+    ``pytestmark = pytest.mark.usefixtures("each_lowering")``."""
+    with force_lowering(request.param):
+        yield request.param
+
+
+def jit_per_lowering(fun):
+    """``jax.jit(fun)``, one per forced lowering: ``jax.jit`` caches a trace by function and
+    arguments only, so a module-level jitted helper would reuse the first lowering's trace."""
+    jitted = {}
+
+    def call(*args, **kwargs):
+        name = forced_lowering()
+        if name not in jitted:
+            jitted[name] = jax.jit(fun)
+        return jitted[name](*args, **kwargs)
+
+    return call
 
 
 # -- strategies -------------------------------------------------------------------------------

@@ -30,6 +30,8 @@ from jaxpmac import hail
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import reference_oracle as ro  # noqa: E402
 
+pytestmark = pytest.mark.usefixtures("each_lowering")
+
 CONFORMANCE = Path(__file__).resolve().parents[1].parent / "shared" / "conformance"
 CASES = json.loads((CONFORMANCE / "hail_public.json").read_text())
 NORM_RTOL = 1e-15      # SPEC section 3: XLA's log against Java's StrictMath.log

@@ -8,10 +8,13 @@ import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from jax import lax
 
 import jaxpmac as jp
 from conftest import assert_equal_arrays, oracle_bits
+
+pytestmark = pytest.mark.usefixtures("each_lowering")
 
 SEED, LABELS = 2024, ["invariance"]
 ROOT = jp.key(SEED).split_static(*LABELS)

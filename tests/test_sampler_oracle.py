@@ -11,12 +11,15 @@ import struct
 
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from conftest import label_lists, oracle_label_words, property_settings, word_values
 from hypothesis import given
 from hypothesis import strategies as st
 
 import jaxpmac as jp
 import reference_oracle as ro
+
+pytestmark = pytest.mark.usefixtures("each_lowering")
 
 messages = st.lists(word_values, max_size=9)
 sizes = st.integers(min_value=1, max_value=20)

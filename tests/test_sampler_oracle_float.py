@@ -26,12 +26,15 @@ import math
 
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from conftest import label_lists, property_settings, word_values
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import jaxpmac as jp
 import reference_samplers as rs
+
+pytestmark = pytest.mark.usefixtures("each_lowering")
 
 ULPS = 8
 # 2**-17 ~ 7.6e-6: 64 float32 ulp of the largest term entering a decision statistic, well

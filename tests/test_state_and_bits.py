@@ -15,10 +15,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import jaxpmac as jp
-from conftest import (assert_equal_arrays, label_lists, oracle_bits, property_settings, ro,
-                      word_values)
+from conftest import (assert_equal_arrays, jit_per_lowering, label_lists, oracle_bits,
+                      property_settings, ro, word_values)
 from jaxpmac import _bits, _stream
 from jaxpmac import _threefish as tf
+
+pytestmark = pytest.mark.usefixtures("each_lowering")
 
 N_DRAWN = 40  # elements per draw: 5 blocks of uint32, 3 of uint16, 2 of uint8
 SMALL_DTYPES = (jnp.uint8, jnp.uint16, jnp.uint32)
@@ -103,7 +105,7 @@ def _mixed(traced):
     return [traced[v] if kind == "t" else v for kind, v in MIXED_PATTERN]
 
 
-@jax.jit
+@jit_per_lowering
 def _traced_program(seeds, signed_seeds, messages_by_length, mixed):
     """Draws for a batch of traced seeds and messages (vmapped), one compilation for all."""
     def one(seed, signed_seed, by_length, mixed_words):
@@ -162,7 +164,7 @@ def test_traced_nonce_alone():
 
 
 # -- traced 64-bit words (x64 on: the native uint64 cipher) -------------------------------------------
-@jax.jit
+@jit_per_lowering
 def _traced_program_x64(seeds, messages):
     def one(seed, message):
         state = _state(seed, TRACED_LABELS, [message])

@@ -1,0 +1,89 @@
+"""The lowering is chosen per platform when a program is lowered (``jaxpmac._lowering``): what a
+program lowered for a GPU or TPU from this CPU holds, a multi-platform export, and the switch
+that forces a lowering. (Bits on every lowering: the oracle tests run once per lowering through
+the ``each_lowering`` fixture.)"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from conftest import assert_equal_arrays, oracle_bits
+
+import jaxpmac as jp
+from jaxpmac._lowering import LOWERINGS, force_lowering
+
+LABELS = ["lowering"]
+SHAPE = (5, 37)  # not a whole number of blocks
+# name -> a draw of a traced seed (uint32)
+DRAWS = {
+    "bits": lambda seed: jp.bits(jp.key(seed).split_static(*LABELS), SHAPE),
+    "bits_uint8_offset": lambda seed: jp.bits(jp.key(seed).split_static(*LABELS), SHAPE,
+                                              jnp.uint8, offset=seed % 97),
+    "uniform": lambda seed: jp.uniform(jp.key(seed).split_static(*LABELS), SHAPE),
+    "normal": lambda seed: jp.normal(jp.key(seed).split_static(*LABELS), SHAPE),
+    "vmapped_normal": lambda seed: jax.vmap(
+        lambda i: jp.normal(jp.key(seed).split(i), (7,)))(jnp.arange(6)),
+    "jax_random_bits": lambda seed: jax.random.bits(jp.as_jax_key(jp.key(seed)), SHAPE),
+}
+ACCELERATORS = ("cuda", "rocm", "tpu")
+
+
+def _exported(draw, platforms):
+    return jax.export.export(jax.jit(draw), platforms=list(platforms))(
+        jax.ShapeDtypeStruct((), jnp.uint32))
+
+
+@pytest.mark.parametrize("platform", ACCELERATORS)
+@pytest.mark.parametrize("name", sorted(DRAWS))
+def test_a_draw_lowered_for_an_accelerator_from_this_cpu_has_no_loop_and_no_barrier(name,
+                                                                                  platform):
+    text = _exported(DRAWS[name], [platform]).mlir_module()
+    assert "stablehlo.while" not in text
+    assert "optimization_barrier" not in text
+
+
+@pytest.mark.parametrize("name", sorted(DRAWS))
+def test_a_draw_lowered_for_a_cpu_runs_the_rolled_loop(name):
+    assert "stablehlo.while" in _exported(DRAWS[name], ["cpu"]).mlir_module()
+
+
+@pytest.mark.parametrize("accelerator", ["cuda", "tpu"])
+def test_a_multi_platform_export_runs_here_with_the_oracle_bits(accelerator):
+    exported = _exported(DRAWS["bits"], ["cpu", accelerator])
+    text = exported.mlir_module()
+    assert "stablehlo.while" in text and "stablehlo.case" in text  # both lowerings, one chosen
+    restored = jax.export.deserialize(exported.serialize())
+    for seed in (0, 7, 2**32 - 1):
+        expected = oracle_bits(seed, LABELS, (), int(np.prod(SHAPE)), jnp.uint32)
+        assert_equal_arrays(restored.call(jnp.uint32(seed)), expected.reshape(SHAPE))
+
+
+@pytest.mark.parametrize("lowering", LOWERINGS)
+@pytest.mark.parametrize("name", sorted(DRAWS))
+def test_every_lowering_gives_the_same_values_with_and_without_jit(name, lowering):
+    seed = jnp.uint32(2024)
+    reference = jax.jit(DRAWS[name])(seed)
+    with force_lowering(lowering):
+        assert_equal_arrays(jax.jit(DRAWS[name])(seed), reference)
+        eager = DRAWS[name](seed)
+    if reference.dtype.kind == "f":  # outside jit XLA may round a fused map differently
+        np.testing.assert_allclose(eager, reference, rtol=2e-6, atol=1e-6)
+    else:
+        assert_equal_arrays(eager, reference)
+
+
+def test_force_lowering_restores_the_previous_choice():
+    from jaxpmac._lowering import forced_lowering
+    with force_lowering("elementwise"):
+        with force_lowering("rolled"):
+            assert forced_lowering() == "rolled"
+        assert forced_lowering() == "elementwise"
+    assert forced_lowering() is None
+
+
+def test_force_lowering_rejects_an_unknown_name():
+    with pytest.raises(ValueError, match=r"force_lowering accepts one of .*'gpu'"):
+        with force_lowering("gpu"):
+            pass
