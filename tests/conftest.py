@@ -7,6 +7,7 @@ cases into one jitted call with fixed shapes (hypothesis then varies values, nev
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import pathlib
@@ -62,6 +63,19 @@ def each_lowering(request):
     ``pytestmark = pytest.mark.usefixtures("each_lowering")``."""
     with force_lowering(request.param):
         yield request.param
+
+
+def for_each_lowering(cls):
+    """A ``unittest.TestCase`` class whose tests run once per lowering, as subtests (pytest's
+    parametrized fixtures do not reach ``TestCase`` methods). Apply it after the class'
+    own test generation (chex variants, absl parameters): it wraps the final methods."""
+    for name in [name for name in dir(cls) if name.startswith("test")]:
+        def run_each(self, *args, _test=getattr(cls, name), **kwargs):
+            for lowering in LOWERINGS:
+                with self.subTest(lowering=lowering), force_lowering(lowering):
+                    _test(self, *args, **kwargs)
+        setattr(cls, name, functools.wraps(getattr(cls, name))(run_each))
+    return cls
 
 
 def jit_per_lowering(fun):

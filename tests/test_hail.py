@@ -29,8 +29,7 @@ from jaxpmac import hail
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import reference_oracle as ro  # noqa: E402
-
-pytestmark = pytest.mark.usefixtures("each_lowering")
+from conftest import for_each_lowering  # noqa: E402
 
 CONFORMANCE = Path(__file__).resolve().parents[1].parent / "shared" / "conformance"
 CASES = json.loads((CONFORMANCE / "hail_public.json").read_text())
@@ -97,6 +96,7 @@ def float32_of(value: float) -> float:
 # -------------------------------------------------------------------------------------------
 
 
+@for_each_lowering
 class ConformanceTest(chex.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
@@ -161,6 +161,7 @@ class ConformanceTest(chex.TestCase):
 # -------------------------------------------------------------------------------------------
 
 
+@for_each_lowering
 class VmapTest(parameterized.TestCase):
 
     def test_vmap_over_message_uids_x64(self):
@@ -372,6 +373,7 @@ def next_double_up(x: float) -> float:
     return float(np.nextafter(x, np.inf))
 
 
+@for_each_lowering
 class X64OffTest(chex.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)

@@ -12,9 +12,8 @@ import pytest
 from jax import lax
 
 import jaxpmac as jp
-from conftest import assert_equal_arrays, oracle_bits
+from conftest import assert_equal_arrays, for_each_lowering, oracle_bits
 
-pytestmark = pytest.mark.usefixtures("each_lowering")
 
 SEED, LABELS = 2024, ["invariance"]
 ROOT = jp.key(SEED).split_static(*LABELS)
@@ -26,6 +25,7 @@ def _loop(make_state, indices):
     return np.stack([np.asarray(jp.bits(make_state(int(i)), (N,))) for i in indices])
 
 
+@for_each_lowering
 class InvarianceTest(chex.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
