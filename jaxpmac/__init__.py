@@ -13,6 +13,7 @@ from jaxpmac._gamma_family import beta, dirichlet, gamma
 from jaxpmac._implicit import DrawSite, draw_sites, randomized
 from jaxpmac._integers import categorical, choice, permutation, randint
 from jaxpmac._jax_interop import as_jax_key, fold_in_uids, prng_impl
+from jaxpmac._lowering import force_lowering
 from jaxpmac._normal import multivariate_normal, normal, truncated_normal
 from jaxpmac._simple_continuous import cauchy, exponential, gumbel, laplace, logistic
 from jaxpmac._state import RNGState, key
@@ -35,6 +36,7 @@ __all__ = [
     "draw_sites",
     "exponential",
     "fold_in_uids",
+    "force_lowering",
     "gamma",
     "gumbel",
     "hail",

@@ -13,7 +13,7 @@ from jaxpmac import _inputs
 from jaxpmac import _lowering
 from jaxpmac import _stream
 from jaxpmac import _words as w
-from jaxpmac._draw_boundary import ends_draw
+from jaxpmac._lowering._draw_boundary import ends_draw
 from jaxpmac._state import RNGState
 
 DTYPE_ACCEPTS = "uint8, uint16, uint32 or uint64 (uint64 needs jax_enable_x64)"

@@ -14,7 +14,7 @@ from jaxpmac import _ndtri
 from jaxpmac import _retry
 from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
-from jaxpmac._draw_boundary import ends_draw
+from jaxpmac._lowering._draw_boundary import ends_draw
 from jaxpmac._hashed import family_static, hashed, hashed_static
 
 RETRY_LABEL = "jaxpmac.gamma.retry"

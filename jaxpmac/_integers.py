@@ -17,7 +17,7 @@ from jaxpmac import _limbs
 from jaxpmac import _sampler_args as args
 from jaxpmac import _simple_continuous
 from jaxpmac import _unit
-from jaxpmac._draw_boundary import ends_draw
+from jaxpmac._lowering._draw_boundary import ends_draw
 from jaxpmac._hashed import hashed
 
 _BOUND_ACCEPTS = "an int or an integer array"

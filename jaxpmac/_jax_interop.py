@@ -26,7 +26,7 @@ from jaxpmac import _lowering
 from jaxpmac import _stream
 from jaxpmac import _threefish as tf
 from jaxpmac import _words as w
-from jaxpmac._draw_boundary import ends_draw
+from jaxpmac._lowering._draw_boundary import ends_draw
 from jaxpmac._state import (FINAL_TWEAK_FULL, FINAL_TWEAK_PADDED, UID_ACCEPTS, WORDS_PER_BLOCK,
                             RNGState, key as _state_key)
 

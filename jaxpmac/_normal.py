@@ -15,7 +15,7 @@ from jaxpmac import _bits
 from jaxpmac import _ndtri
 from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
-from jaxpmac._draw_boundary import ends_draw
+from jaxpmac._lowering._draw_boundary import ends_draw
 from jaxpmac._hashed import hashed
 
 

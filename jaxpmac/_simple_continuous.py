@@ -18,7 +18,7 @@ import numpy as np
 from jaxpmac import _bits
 from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
-from jaxpmac._draw_boundary import ends_draw
+from jaxpmac._lowering._draw_boundary import ends_draw
 from jaxpmac._hashed import hashed
 
 

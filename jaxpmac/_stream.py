@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxpmac import _lanes
+from jaxpmac._lowering import _lanes
 from jaxpmac import _lowering
 from jaxpmac import _threefish as tf
 from jaxpmac._lowering import _elementwise
@@ -395,7 +395,7 @@ def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word,
     chunk or tile by tile on a CPU, so that a sampler's output is the only long array.
     """
     # Imported here: _stream_lanes builds on this module's block functions.
-    from jaxpmac import _stream_lanes
+    from jaxpmac._lowering import _stream_lanes
 
     x64 = bool(jax.config.jax_enable_x64)
     shape = (n,) if shape is None else tuple(shape)

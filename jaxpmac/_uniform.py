@@ -15,7 +15,7 @@ from jaxpmac import _bits
 from jaxpmac import _inputs
 from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
-from jaxpmac._draw_boundary import ends_draw
+from jaxpmac._lowering._draw_boundary import ends_draw
 from jaxpmac._hashed import family_static, hashed
 
 PRECISE_LABEL = "jaxpmac.uniform.precise"

@@ -61,7 +61,7 @@ from jaxpmac import _hail_engine as engine
 from jaxpmac import _inputs
 from jaxpmac import _words as w
 from jaxpmac._bits import check_state
-from jaxpmac._draw_boundary import ends_draw
+from jaxpmac._lowering._draw_boundary import ends_draw
 
 __all__ = [
     "rand_bool",

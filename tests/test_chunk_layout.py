@@ -22,7 +22,8 @@ import pytest
 
 import jaxpmac as jp
 from conftest import oracle_bits, peak_over_output, run_child_with_host_devices
-from jaxpmac import _lanes, _ndtri, _stream, _uniform, _unit
+from jaxpmac import _ndtri, _stream, _uniform, _unit
+from jaxpmac._lowering import _lanes
 
 CHUNK_WORDS = _stream.CPU_CHUNK_BLOCKS * 8          # uint32 words in one chunk
 # Two chunks and a partial third, not a whole block: the last chunk overlaps the one before.

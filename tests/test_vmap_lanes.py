@@ -23,7 +23,8 @@ from jax import lax
 
 import jaxpmac as jp
 from conftest import assert_equal_arrays, oracle_bits
-from jaxpmac import _ndtri, _stream, _stream_lanes, _unit
+from jaxpmac import _ndtri, _stream, _unit
+from jaxpmac._lowering import _stream_lanes
 
 SEED, LABELS = 77, ["lanes"]
 ROOT = jp.key(SEED).split_static(*LABELS)

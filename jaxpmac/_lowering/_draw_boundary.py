@@ -1,13 +1,16 @@
-"""The last operation of every public draw: an ``optimization_barrier`` when traced.
+"""The last operation of every public draw: on a CPU, an ``optimization_barrier``.
 
 Why: XLA's ``reshape-mover`` pass sinks a reshape through an elementwise operation whose
 operands are all equivalent reshapes (or constants), one level per run, and its simplification
-pipeline reruns to a fixed point (at most 25 times) while anything changes. A draw ends in a
-reshape (the cipher's words, interleaved into the flat stream, reshaped to the requested
+pipeline reruns to a fixed point (at most 25 times) while anything changes. A draw of the
+rolled (CPU) lowering ends in a reshape (the chunk loop's buffer reshaped to the requested
 shape), so a sum of many draws of one shape, ``total = total + draw_j``, let it move one draw
 further on every run: about 25 runs of the whole simplification pipeline instead of 3, most
 of a program's compile time beyond 40 draws (200 draws of 64x64: 26 s -> 15 s with the
 barrier). A barrier's result is neither a reshape nor elementwise, so nothing moves across it.
+
+Not on GPUs and TPUs (``by_platform``, decided when lowering): there a draw is computed in its
+own shape (no reshape to move), and a barrier would keep it from fusing into its consumer.
 
 It only separates the draw from the code that uses it: the values are the same, it has
 ``jit``, ``vmap``, ``grad`` and sharding rules, and an eager draw (a concrete array) is
@@ -21,7 +24,7 @@ import functools
 import jax
 from jax import lax
 
-from jaxpmac import _lowering
+from jaxpmac._lowering._platform import by_platform
 
 
 def ends_draw(draw):
@@ -38,8 +41,8 @@ def ends_draw(draw):
     def ended(*args, **kwargs):
         result = draw(*args, **kwargs)
         if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(result)):
-            return _lowering.by_platform(result, rolled=lax.optimization_barrier,
-                                         elementwise=lambda x: x)
+            return by_platform(result, rolled=lax.optimization_barrier,
+                               elementwise=lambda x: x)
         return result
 
     return ended

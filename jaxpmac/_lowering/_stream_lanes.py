@@ -28,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxpmac import _lanes
+from jaxpmac._lowering import _lanes
 from jaxpmac import _stream
 from jaxpmac import _threefish as tf
 from jaxpmac import _words as w
