@@ -119,7 +119,7 @@ def _stream_impl(h, first_block, dynamic_skip, *, final_tweak: int, n: int, dtyp
 def hash_stream(h, final_tweak: int, n: int, dtype, *, offset: w.Word = 0,
                 native: bool | None = None, word_map=None, shape=None) -> jax.Array:
     """Stream elements ``offset .. offset + n - 1`` of the message hash ``(final_tweak, h)``,
-    in ``shape`` (default flat ``[n]``).
+    flat; ``shape`` is the shape the caller gives them (see ``_stream.stream_window``).
 
     ``h`` holds four words (static ints or dynamic ``Pair``s); ``offset`` is a static int or a
     dynamic ``Pair`` word; ``native`` forces the cipher path (default: native uint64 words when
@@ -178,4 +178,4 @@ def bits(state: RNGState, shape=(), dtype=jnp.uint32, *, offset=0) -> jax.Array:
     if w.is_static(offset) and offset + n > (1 << 64):
         raise ValueError(f"bits reads stream elements [offset, offset + {n}), which must end by "
                          f"2**64, but was given offset {offset}")
-    return stream(state, n, dtype, offset=offset, shape=shape)
+    return stream(state, n, dtype, offset=offset, shape=shape).reshape(shape)

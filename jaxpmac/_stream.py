@@ -377,8 +377,9 @@ def _with_dynamic(values: tuple, dynamic: dict) -> tuple:
 def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word, skip,
                   n: int, n_blocks: int, dtype, *, native: bool, word_map=None,
                   shape: tuple[int, ...] | None = None) -> jax.Array:
-    """Stream elements ``skip .. skip + n - 1`` of blocks ``first_block ..``, in ``shape``
-    (default flat ``[n]``; row-major).
+    """Stream elements ``skip .. skip + n - 1`` of blocks ``first_block ..``, flat ``[n]``;
+    ``shape`` is the shape the caller gives them (default ``[n]``), in which the elementwise
+    lowering computes them (a TPU would copy a flat array into a 2-D layout).
 
     Arguments as for :func:`counter_stream`; ``skip`` is a static int or an int32 scalar, and
     the ``n_blocks`` blocks from ``first_block`` must hold the elements.
@@ -400,7 +401,7 @@ def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word,
     x64 = bool(jax.config.jax_enable_x64)
     shape = (n,) if shape is None else tuple(shape)
     if n == 0:
-        return jnp.zeros(shape, mapped_dtype(word_map, dtype, x64=x64))
+        return jnp.zeros((0,), mapped_dtype(word_map, dtype, x64=x64))
     values = (*h, final_tweak, first_block, skip)
     window = dict(n=n, n_blocks=n_blocks, dtype=dtype, word_map=word_map, x64=x64)
 
@@ -414,15 +415,15 @@ def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word,
                                           folded=folded, **window)
 
     def rolled(dynamic):
-        flat = _lanes.batched_by_lanes(one, lanes)(dynamic) if dynamic else one(dynamic)
-        return flat.reshape(shape)
+        return _lanes.batched_by_lanes(one, lanes)(dynamic) if dynamic else one(dynamic)
 
     def elementwise(*, wide):
         def window(dynamic):
             *h, final_tweak, first_block, skip = _with_dynamic(values, dynamic)
             words = _elementwise.stream_window(h, final_tweak, first_block, skip, shape=shape,
                                                dtype=dtype, wide=wide)
-            return map_words(word_map, words, x64=x64)
+            # Flat like the rolled lowering's; XLA folds this reshape into the caller's.
+            return map_words(word_map, words, x64=x64).reshape(n)
         return window
 
     return _lowering.by_platform(_dynamic_part(values), rolled=rolled,

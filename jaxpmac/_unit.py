@@ -63,7 +63,8 @@ def mapped_words(source, shape: tuple[int, ...], dtype, fn: Callable, fn_dtype) 
     elementwise."""
     shape = tuple(shape)
     word_map = WordMap(fn, jnp.dtype(fn_dtype), shape)
-    return source.stream(math.prod(shape), word_dtype(dtype), word_map=word_map, shape=shape)
+    return source.stream(math.prod(shape), word_dtype(dtype), word_map=word_map,
+                         shape=shape).reshape(shape)
 
 
 def words(source, n: int, per_element: int, dtype) -> jax.Array:

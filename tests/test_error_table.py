@@ -514,6 +514,10 @@ ROWS = [
             "18446744073709551616"),
            ("2-D uid", "jp.fold_in_uids(K, np.ones((2, 2), np.int32))", ValueError,
             "but was given array of dtype int32 and shape (2, 2)")),
+    *_rows("force_lowering",
+           ("unknown lowering", 'jp.force_lowering("gpu")', ValueError,
+            "force_lowering name accepts one of ('rolled', 'elementwise', 'elementwise_pairs') "
+            "or None, but was given 'gpu'")),
     # -- randomized, draw_sites, jaxpmac.rand ----------------------------------------------
     *_rows("randomized",
            ("not callable", "jp.randomized(3)", TypeError,

@@ -42,13 +42,13 @@ def forced_lowering() -> Optional[str]:
     return getattr(_forced, "name", None)
 
 
-@contextlib.contextmanager
-def force_lowering(name: Optional[str]) -> Iterator[None]:
-    """Traces jaxpmac draws with lowering ``name`` on every platform (``None``: per platform).
+def force_lowering(name: Optional[str]) -> contextlib.AbstractContextManager:
+    """A context in which jaxpmac draws are traced with lowering ``name`` on every platform
+    (``None``: each platform's own).
 
     The choice is made when a draw is traced: a function traced inside the block keeps the
     lowering it got (``jax.jit`` caches its trace), so trace inside it what should use it.
-    Both lowerings give the same bits; forcing one only changes speed and compile time.
+    Every lowering gives the same bits; forcing one only changes speed and compile time.
 
     Args:
         name: ``"rolled"`` (the CPU lowering), ``"elementwise"`` (the GPU lowering),
@@ -62,8 +62,13 @@ def force_lowering(name: Optional[str]) -> Iterator[None]:
         True
     """
     if name is not None and name not in LOWERINGS:
-        raise ValueError(f"force_lowering accepts one of {LOWERINGS} or None, but was given "
-                         f"{name!r}")
+        raise ValueError(f"force_lowering name accepts one of {LOWERINGS} or None, but was "
+                         f"given {name!r}")
+    return _forced_as(name)
+
+
+@contextlib.contextmanager
+def _forced_as(name: Optional[str]) -> Iterator[None]:
     previous = forced_lowering()
     _forced.name = name
     try:
