@@ -60,7 +60,6 @@ import json
 import operator
 import os
 import pathlib
-import platform
 import re
 import shlex
 import signal
@@ -69,6 +68,8 @@ import sys
 import tempfile
 import time
 from typing import Optional
+
+from benchmarks._host import host_cpu
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO_ROOT / "benchmarks" / "results" / "deviceless"
@@ -450,7 +451,7 @@ def target_section(records: list[dict], *, command: str, python: str) -> dict:
                 jax_version=measured[0]["jax_version"], device=measured[0]["device"],
                 traced_as_backend=measured[0]["traced_as_backend"],
                 jaxpmac_revision=jaxpmac_revision(),
-                machine=f"{_host_cpu()}, {os.cpu_count()} CPUs", python=python,
+                machine=f"{host_cpu()}, {os.cpu_count()} CPUs", python=python,
                 command=command, records=records)
 
 
@@ -590,18 +591,6 @@ def _bytes_text(n) -> str:
         if n >= scale:
             return f"{n / scale:.3g} {unit}"
     return f"{int(n)} B"
-
-
-def _host_cpu() -> str:
-    """The host CPU's model name (``platform.processor()`` is often empty on Linux)."""
-    try:
-        with open("/proc/cpuinfo") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 # --------------------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ import numpy as np
 from jax import lax
 
 import jaxpmac as jp
+from benchmarks._host import host_cpu
 from jaxpmac import _bits
 
 DEFAULT_SIZES = tuple(2 ** k for k in range(16, 27, 2))
@@ -478,23 +479,10 @@ def run(args, checkpoint: Optional[Callable[[dict], object]] = None) -> dict:
     return _result(cfg, notes, records)
 
 
-def _host_cpu() -> str:
-    """The host CPU's model name: ratios move with it (the same cipher ran bits of 2**20
-    1.77x faster than jax.random on a 2-core AMD EPYC, 1.20x on a 2-core Intel Xeon)."""
-    try:
-        with open("/proc/cpuinfo") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def _result(cfg, notes, records) -> dict:
     return dict(
         backend=jax.default_backend(), device=str(jax.devices()[0].device_kind),
-        host_cpu=_host_cpu(),
+        host_cpu=host_cpu(),
         jax_version=jax.__version__, jaxpmac_version=getattr(jp, "__version__", None),
         numpy_version=np.__version__, python=platform.python_version(),
         cpu_count=os.cpu_count(), created=datetime.datetime.now().isoformat(timespec="seconds"),
