@@ -418,13 +418,13 @@ def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word,
         return _lanes.batched_by_lanes(one, lanes)(dynamic) if dynamic else one(dynamic)
 
     def elementwise(*, wide):
-        def window(dynamic):
+        def elementwise_window(dynamic):
             *h, final_tweak, first_block, skip = _with_dynamic(values, dynamic)
             words = _elementwise.stream_window(h, final_tweak, first_block, skip, shape=shape,
                                                dtype=dtype, wide=wide)
             # Flat like the rolled lowering's; XLA folds this reshape into the caller's.
             return map_words(word_map, words, x64=x64).reshape(n)
-        return window
+        return elementwise_window
 
     return _lowering.by_platform(_dynamic_part(values), rolled=rolled,
                                  elementwise=elementwise(wide=True),
