@@ -89,18 +89,15 @@ def _offset_blocks(offset, per_block: int):
     return first_block, (offset.lo & np.uint32(per_block - 1)).astype(jnp.int32)
 
 
-@partial(jax.jit, static_argnames=("final_tweak", "n", "dtype", "native", "static_skip",
-                                   "word_map", "shape", "lowering"))
+@partial(_lowering.jit_per_lowering, static_argnames=("final_tweak", "n", "dtype", "native",
+                                                      "static_skip", "word_map", "shape"))
 def _stream_impl(h, first_block, dynamic_skip, *, final_tweak: int, n: int, dtype,
-                 native: bool, static_skip: int | None, word_map, shape, lowering):
+                 native: bool, static_skip: int | None, word_map, shape):
     # The hash and block index arrive as arguments, not constants, so that eager draws from
     # many states share one compiled program; under an outer jit they are constants anyway.
     # A first block of 0 (every draw without an offset) arrives as None and stays the static
     # int 0: a vmapped draw of one block per example then runs the cipher under a static
     # tweak (_stream_lanes._cell_blocks), not with the tweak words as arrays.
-    # ``lowering`` is the forced lowering (``_lowering.force_lowering``) this trace was made
-    # under: a static argument, so that a trace is never reused under another.
-    del lowering
     first_block = 0 if first_block is None else first_block
     if native:
         h = tuple(w.to_u64(x) for x in h)
@@ -134,8 +131,7 @@ def hash_stream(h, final_tweak: int, n: int, dtype, *, offset: w.Word = 0,
                         None if first_block is None else w.to_pair(first_block),
                         0 if static_skip is not None else skip, final_tweak=final_tweak, n=n,
                         dtype=jnp.dtype(dtype), native=native, static_skip=static_skip,
-                        word_map=word_map, shape=(n,) if shape is None else tuple(shape),
-                        lowering=_lowering.forced_lowering())
+                        word_map=word_map, shape=(n,) if shape is None else tuple(shape))
 
 
 def stream(state: RNGState, n: int, dtype, *, offset: w.Word = 0,

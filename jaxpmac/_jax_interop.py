@@ -140,17 +140,9 @@ def _split(data: jax.Array, shape: tuple[int, ...]) -> jax.Array:
     return children.reshape(*shape, *KEY_SHAPE)
 
 
-def _random_bits(data: jax.Array, bit_width: int, shape: tuple[int, ...]) -> jax.Array:
-    return _random_bits_jitted(data, bit_width, shape, _lowering.forced_lowering())
-
-
-@partial(jax.jit, static_argnums=(1, 2, 3))
+@partial(_lowering.jit_per_lowering, static_argnums=(1, 2))
 @ends_draw
-def _random_bits_jitted(data: jax.Array, bit_width: int, shape: tuple[int, ...],
-                        lowering) -> jax.Array:
-    # ``lowering``: the forced lowering (``_lowering.force_lowering``) the trace was made
-    # under, a static argument so that a trace is never reused under another.
-    del lowering
+def _random_bits(data: jax.Array, bit_width: int, shape: tuple[int, ...]) -> jax.Array:
     dtype = jnp.dtype(f"uint{bit_width}")
     native = _bits.use_native_words()
     final_tweak, h = _message_hash(data)

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from hypothesis import strategies as st
 
-from jaxpmac._lowering import LOWERINGS, force_lowering, forced_lowering
+from jaxpmac._lowering import LOWERINGS, force_lowering
 
 TESTS_DIR = pathlib.Path(__file__).resolve().parent
 if str(TESTS_DIR) not in sys.path:
@@ -76,20 +76,6 @@ def for_each_lowering(cls):
                     _test(self, *args, **kwargs)
         setattr(cls, name, functools.wraps(getattr(cls, name))(run_each))
     return cls
-
-
-def jit_per_lowering(fun):
-    """``jax.jit(fun)``, one per forced lowering: ``jax.jit`` caches a trace by function and
-    arguments only, so a module-level jitted helper would reuse the first lowering's trace."""
-    jitted = {}
-
-    def call(*args, **kwargs):
-        name = forced_lowering()
-        if name not in jitted:
-            jitted[name] = jax.jit(fun)
-        return jitted[name](*args, **kwargs)
-
-    return call
 
 
 # -- strategies -------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import jaxpmac as jp
-from jaxpmac._lowering import forced_lowering
+from jaxpmac._lowering import jit_per_lowering
 
 pytestmark = pytest.mark.usefixtures("each_lowering")
 
@@ -28,21 +28,21 @@ N = 12  # fixed output size: hypothesis varies values, not shapes (one compile p
 
 
 @functools.lru_cache(maxsize=None)
-def _fold_in_bits(n_uids: int, lowering):
-    """Jitted: bits of a key after ``fold_in`` of each uid in turn (uids traced); one per
-    forced ``lowering`` (a cache key only)."""
+def _fold_in_bits(n_uids: int):
+    """Jitted (per forced lowering): bits of a key after ``fold_in`` of each uid in turn (uids
+    traced)."""
     def draw(key, uids):
         for i in range(n_uids):
             key = jax.random.fold_in(key, uids[i])
         return jax.random.bits(key, (N,), jnp.uint32)
-    return jax.jit(draw)
+    return jit_per_lowering(draw)
 
 
 @property_settings()
 @given(word_values, label_lists, st.lists(uids32, max_size=6))
 def test_fold_in_chain_draws_the_oracle_stream_of_the_appended_words(nonce, label_list, uids):
     key = jp.as_jax_key(jp.key(nonce).split_static(*label_list))
-    got = _fold_in_bits(len(uids), forced_lowering())(key, jnp.asarray(np.array(uids, np.uint32)))
+    got = _fold_in_bits(len(uids))(key, jnp.asarray(np.array(uids, np.uint32)))
     np.testing.assert_array_equal(np.asarray(got), oracle_bits(nonce, label_list, uids, N,
                                                                jnp.uint32))
 

@@ -15,10 +15,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import jaxpmac as jp
-from conftest import (assert_equal_arrays, jit_per_lowering, label_lists, oracle_bits,
-                      property_settings, ro, word_values)
+from conftest import (assert_equal_arrays, label_lists, oracle_bits, property_settings, ro,
+                      word_values)
 from jaxpmac import _bits, _stream
 from jaxpmac import _threefish as tf
+from jaxpmac._lowering import jit_per_lowering
 
 pytestmark = pytest.mark.usefixtures("each_lowering")
 

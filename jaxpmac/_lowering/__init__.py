@@ -6,7 +6,8 @@ an elementwise one (:mod:`._elementwise`) elsewhere, decided when the program is
 """
 
 from jaxpmac._lowering._platform import (DEFAULT_LOWERING, LOWERINGS, PLATFORM_LOWERINGS,
-                                         by_platform, force_lowering, forced_lowering)
+                                         by_platform, force_lowering, forced_lowering,
+                                         jit_per_lowering)
 
 __all__ = ["DEFAULT_LOWERING", "LOWERINGS", "PLATFORM_LOWERINGS", "by_platform",
-           "force_lowering", "forced_lowering"]
+           "force_lowering", "forced_lowering", "jit_per_lowering"]

@@ -23,9 +23,11 @@ and tested on any machine.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 from typing import Callable, Iterator, Optional
 
+import jax
 from jax import lax
 
 LOWERINGS = ("rolled", "elementwise", "elementwise_pairs")
@@ -93,3 +95,24 @@ def by_platform(*args, rolled: Callable, elementwise: Callable,
         return branches[name](*args)
     per_platform = {platform: branches[name] for platform, name in PLATFORM_LOWERINGS.items()}
     return lax.platform_dependent(*args, **per_platform, default=branches[DEFAULT_LOWERING])
+
+
+def jit_per_lowering(fun: Callable, **jit_options) -> Callable:
+    """``jax.jit(fun, **jit_options)`` whose cache is keyed by the forced lowering too.
+
+    Why: :func:`force_lowering` acts at trace time, and ``jax.jit`` caches a trace by function
+    and arguments only, so a jitted helper would otherwise reuse a trace made under another
+    lowering.
+    """
+    def keyed(*args, forced, **kwargs):
+        del forced  # only a cache key
+        return fun(*args, **kwargs)
+
+    static_argnames = (*jit_options.pop("static_argnames", ()), "forced")
+    jitted = jax.jit(keyed, static_argnames=static_argnames, **jit_options)
+
+    @functools.wraps(fun)
+    def call(*args, **kwargs):
+        return jitted(*args, forced=forced_lowering(), **kwargs)
+
+    return call
