@@ -25,6 +25,7 @@ from jax import lax
 from jax.extend import core as jex
 
 from jaxpmac import _implicit_draw as draw
+from jaxpmac import _jax_compat
 from jaxpmac import _implicit_table as tbl
 
 
@@ -105,8 +106,8 @@ class Evaluator:
         return out.reshape(batch_shape + out.shape[1:])
 
     def scan(self, row, eqn, invals, loops):
-        p = eqn.params
-        n_consts, n_carry = p["num_consts"], p["num_carry"]
+        n_consts, n_carry = _jax_compat.scan_layout(eqn.params)
+        options = _jax_compat.scan_options(eqn.params)
         consts = invals[:n_consts]
         init = invals[n_consts:n_consts + n_carry]
         xs = invals[n_consts + n_carry:]
@@ -116,13 +117,12 @@ class Evaluator:
             outs = self.run_sub(row, "jaxpr", -1, [*consts, *carry, *x], loops + (t,))
             return outs[:n_carry], outs[n_carry:]
 
-        carry, ys = lax.scan(body, list(init), (list(xs), jnp.arange(p["length"], dtype=jnp.int32)),
-                             length=p["length"], reverse=p["reverse"], unroll=p["unroll"])
+        steps = jnp.arange(options["length"], dtype=jnp.int32)
+        carry, ys = lax.scan(body, list(init), (list(xs), steps), **options)
         return [*carry, *ys]
 
     def while_loop(self, row, eqn, invals, loops):
-        p = eqn.params
-        n_cond, n_body = p["cond_nconsts"], p["body_nconsts"]
+        n_cond, n_body = _jax_compat.while_layout(eqn.params)
         cond_consts = invals[:n_cond]
         body_consts = invals[n_cond:n_cond + n_body]
         init = invals[n_cond + n_body:]
