@@ -1,0 +1,122 @@
+"""Golden values: every sampler's and every Hail function's output for fixed states, stored in
+``tests/data/golden_values.npz`` and checked on every supported jax (``test_golden_values.py``).
+
+jaxpmac promises that a sampler's values are fixed by the project, not by the installed jax; the
+stored arrays are that promise made checkable. Regenerate them only for a deliberate, documented
+change of a sampler (never to make a test pass):
+
+    python tests/golden_values.py --write
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import pathlib
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jaxpmac as jp
+
+GOLDEN_FILE = pathlib.Path(__file__).resolve().parent / "data" / "golden_values.npz"
+ROOT = jp.key(2026).split_static("golden values")
+COVARIANCE = [[2.0, 0.6, -0.3], [0.6, 1.0, 0.2], [-0.3, 0.2, 0.5]]
+N = 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    name: str
+    draw: Callable          # state -> array, jitted
+    x64: bool = False
+
+
+def _cases() -> list[Case]:
+    cases = []
+
+    def add(name, draw, *, x64=False):
+        cases.append(Case(name, draw, x64))
+
+    def floats(name, draw):
+        """A float sampler ``draw(state, dtype)`` in float32 and, with x64, float64."""
+        add(f"{name}/float32", lambda s: draw(s, jnp.float32))
+        add(f"{name}/float64", lambda s: draw(s, jnp.float64), x64=True)
+
+    add("bits/uint32", lambda s: jp.bits(s, (N,)))
+    add("bits/uint64", lambda s: jp.bits(s, (N,), jnp.uint64), x64=True)
+    floats("uniform", lambda s, d: jp.uniform(s, (N,), d, -2.0, 3.0))
+    floats("uniform_precise", lambda s, d: jp.uniform(s, (N,), d, precise=True))
+    add("uniform/bfloat16", lambda s: jp.uniform(s, (N,), jnp.bfloat16))
+    add("uniform/float16", lambda s: jp.uniform(s, (N,), jnp.float16))
+    floats("normal", lambda s, d: jp.normal(s, (N,), d))
+    add("normal/bfloat16", lambda s: jp.normal(s, (N,), jnp.bfloat16))
+    floats("truncated_normal", lambda s, d: jp.truncated_normal(s, -1.5, 2.0, (N,), d))
+    floats("truncated_normal_tail", lambda s, d: jp.truncated_normal(s, 3.0, 6.0, (N,), d))
+    for method in ("cholesky", "eigh", "svd"):
+        floats(f"multivariate_normal_{method}", lambda s, d, m=method: jp.multivariate_normal(
+            s, jnp.array([1.0, -1.0, 0.5], d), jnp.array(COVARIANCE, d), (N // 4,), d, m))
+    add("bernoulli", lambda s: jp.bernoulli(s, 0.3, (N,)))
+    add("randint/int32", lambda s: jp.randint(s, (N,), -7, 1000))
+    add("randint/int64", lambda s: jp.randint(s, (N,), -(2**62), 2**62 + 12345, jnp.int64),
+        x64=True)
+    add("categorical", lambda s: jp.categorical(s, jnp.array([0.1, -1.0, 2.0, 0.0, 0.5]),
+                                                shape=(N,)))
+    add("permutation", lambda s: jp.permutation(s, 100))
+    add("choice/replace", lambda s: jp.choice(s, 50, (N,)))
+    add("choice/no_replace_p", lambda s: jp.choice(s, 50, (20,), replace=False,
+                                                   p=jnp.arange(1.0, 51.0)))
+    for name in ("exponential", "gumbel", "laplace", "logistic", "cauchy"):
+        floats(name, lambda s, d, f=getattr(jp, name): f(s, (N,), d))
+    for a in (0.3, 1.0, 4.5, 100.0):
+        floats(f"gamma/a={a}", lambda s, d, a=a: jp.gamma(s, a, (N,), d))
+    floats("beta", lambda s, d: jp.beta(s, 0.7, 2.5, (N,), d))
+    floats("dirichlet", lambda s, d: jp.dirichlet(s, jnp.array([0.5, 1.0, 3.0]), (N // 4,), d))
+    for lam in (3.0, 12.0, 300.0, 1e4):
+        add(f"poisson/lam={lam:g}", lambda s, lam=lam: jp.poisson(s, lam, (4 * N,)))
+    for n, p in ((10, 0.3), (1000, 0.5), (50_000, 0.01)):
+        add(f"binomial/n={n},p={p}", lambda s, n=n, p=p: jp.binomial(s, n, p, (N,)))
+
+    # Hail's functions, one value per state: 256 rows, x64 on (Hail's float64/int64) and off.
+    def hail(name, draw, *, x64):
+        rows = lambda s: jax.vmap(lambda i: draw(s.split(i)))(jnp.arange(256))
+        add(f"hail.{name}/{'x64' if x64 else 'x32'}", rows, x64=x64)
+
+    for x64 in (True, False):
+        hail("rand_unif", lambda s: jp.hail.rand_unif(s, -1.0, 2.0), x64=x64)
+        hail("rand_norm", lambda s: jp.hail.rand_norm(s, 1.0, 3.0), x64=x64)
+        hail("rand_int32", lambda s: jp.hail.rand_int32(s, 1000), x64=x64)
+        hail("rand_bool", lambda s: jp.hail.rand_bool(s, 0.3), x64=x64)
+    hail("rand_int64", jp.hail.rand_int64, x64=True)
+    return cases
+
+
+CASES = _cases()
+
+
+def compute(case: Case) -> np.ndarray:
+    """The case's values, drawn under ``jit`` from its own state, as their bit patterns
+    (unsigned integers of the values' width: exact, NaN-safe, and storable for bfloat16)."""
+    with jax.enable_x64(case.x64):
+        values = np.asarray(jax.jit(case.draw)(ROOT.split_static(case.name)))
+    if values.dtype == np.bool_:
+        return values.astype(np.uint8)
+    return values.view(f"u{values.dtype.itemsize}")
+
+
+def write() -> None:
+    arrays = {case.name: compute(case) for case in CASES}
+    GOLDEN_FILE.parent.mkdir(exist_ok=True)
+    np.savez_compressed(GOLDEN_FILE, **arrays)
+    print(f"wrote {len(arrays)} cases to {GOLDEN_FILE} (jax {jax.__version__})")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--write", action="store_true", help="recompute and store every case")
+    if parser.parse_args().write:
+        write()
+    else:
+        parser.print_help()
