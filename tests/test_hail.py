@@ -1,6 +1,6 @@
 """Tests of ``jaxpmac.hail`` against Hail 0.2.139's own outputs and the reference oracle.
 
-``../shared/conformance/hail_public.json`` holds values Hail itself produced; the pure-Python
+``tests/data/conformance/hail_public.json`` holds values Hail itself produced; the pure-Python
 oracle (``reference_oracle.hail_rand_*``, verified against those values) checks everything
 else: random seeds and messages, the slow path of ``rand_int32``, ``rand_norm``'s rejections.
 """
@@ -29,11 +29,10 @@ from jaxpmac import hail
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import reference_oracle as ro  # noqa: E402
-from conftest import for_each_lowering  # noqa: E402
+from conftest import CONFORMANCE, for_each_lowering  # noqa: E402
 
-CONFORMANCE = Path(__file__).resolve().parents[1].parent / "shared" / "conformance"
 CASES = json.loads((CONFORMANCE / "hail_public.json").read_text())
-NORM_RTOL = 1e-15      # SPEC section 3: XLA's log against Java's StrictMath.log
+NORM_RTOL = 1e-15      # docs/spec.md section 3: XLA's log against Java's StrictMath.log
 SETTINGS = settings(max_examples=12, deadline=None, database=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
