@@ -2,7 +2,7 @@
 
 Every draw is a pure function of a message -- a seed (nonce), static labels and dynamic uids --
 hashed with PMAC over 20-round Threefish-256, the design of the Hail genetics library, bit for
-bit (see SPEC.md). Distinct messages give independent streams; the same message gives the same
+bit (see docs/spec.md). Distinct messages give independent streams; the same message gives the same
 numbers under ``jit``, ``vmap``, ``scan``, remat and sharding alike.
 """
 

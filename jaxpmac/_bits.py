@@ -1,4 +1,4 @@
-"""``bits``: a state's raw stream, reshaped (SPEC.md section 2, "Output")."""
+"""``bits``: a state's raw stream, reshaped (docs/spec.md section 2, "Output")."""
 
 from __future__ import annotations
 

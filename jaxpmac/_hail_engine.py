@@ -1,12 +1,13 @@
-"""Hail's random functions over a state's output blocks (SPEC.md section 3), bit for bit.
+"""Hail's random functions over a state's output blocks (docs/spec.md section 3), bit for bit.
 
 Hail 0.2.139 draws from the 64-bit stream ``T_0[0], T_0[1], ...`` of a state in two ways:
 
 * ``rand_unif`` and ``rand_bool`` read the four words of ``T_0`` at once (``_rand_unif``);
 * everything else goes through ``ThreefryRandomEngine``: ``nextLong`` returns the next word,
-  ``nextInt`` the next word's HIGH half and then its LOW half (the SPEC section 3 text says low
-  first; Hail's code and its published outputs say high first), ``nextDouble`` one word, or two
-  when the first has twelve or more trailing zeros (or more, after all-zero words).
+  ``nextInt`` the next word's HIGH half and then its LOW half (an earlier text of the
+  specification said low first; Hail's code and its published outputs say high first),
+  ``nextDouble`` one word, or two when the first has twelve or more trailing zeros (or more,
+  after all-zero words).
 
 All of it is exact integer arithmetic on the ``uint32`` halves of 64-bit words (``Pair``), so the
 same code runs with ``jax_enable_x64`` off and on. Only the last step -- an IEEE float64 bit

@@ -1,4 +1,4 @@
-"""User input to message words (SPEC.md section 2), validated at trace time.
+"""User input to message words (docs/spec.md section 2), validated at trace time.
 
 Concrete values (Python ints, numpy values, jax arrays that are not being traced) become static
 ``int`` words; traced integer arrays become dynamic :class:`~jaxpmac._words.Pair` words. The value,

@@ -1,6 +1,6 @@
 """jaxpmac streams as typed ``jax.random`` keys: ``prng_impl``, ``as_jax_key``, ``fold_in_uids``.
 
-A key's data is an open PMAC hash (SPEC.md section 2) packed into ``uint32[19]``: the XOR of
+A key's data is an open PMAC hash (docs/spec.md section 2) packed into ``uint32[19]``: the XOR of
 every encrypted block so far (StaticSum ^ DynSum), the number of full dynamic blocks, and the
 last block's words with their count. That is exactly what a message still open to more dynamic
 words carries, so ``fold_in`` appends a dynamic word (an encryption only when a fifth word

@@ -1,9 +1,9 @@
 """Known answers the package checks itself against (``python -m jaxpmac``).
 
-Copied from ``shared/conformance/`` (the project oracle) so the package needs no files at run
-time: Threefish-256 vectors from Hail's RandomSuite, and values produced by Hail 0.2.139.
-``STREAM_CASES`` are SPEC section 2 stream words computed by the pure-Python reference oracle
-(tests/reference_oracle.py), which itself reproduces every Hail value above.
+Copied from the repository's test data ``tests/data/conformance/`` so the package needs no files
+at run time: Threefish-256 vectors from Hail's RandomSuite, and values produced by Hail 0.2.139.
+``STREAM_CASES`` are stream words of docs/spec.md section 2 computed by the pure-Python reference
+oracle (tests/reference_oracle.py), which itself reproduces every Hail value above.
 """
 
 # (key, tweak, plaintext, ciphertext), 20 rounds.

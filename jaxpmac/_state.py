@@ -1,6 +1,6 @@
 """``RNGState``: a PMAC message (nonce, static words, dynamic words) as a JAX pytree.
 
-SPEC.md section 2. Everything known at trace time is folded into Python ints and kept as pytree
+docs/spec.md section 2. Everything known at trace time is folded into Python ints and kept as pytree
 aux data (so the compiled program sees constants): a concrete nonce, the static labels, every
 dynamic block whose words are all concrete. Only traced words, and the XOR of encrypted blocks
 that held one, are leaves. Appending a dynamic word only records it until a block of four is

@@ -1,4 +1,4 @@
-"""Counter-mode output streams of a hashed message (SPEC.md section 2, "Output").
+"""Counter-mode output streams of a hashed message (docs/spec.md section 2, "Output").
 
 Output block ``c`` is ``T_c = E(K, (f, c), H)``; the 64-bit stream is ``T_0[0..3], T_1[0..3], ...``
 and narrower streams split each 64-bit word low part first, i.e. the little-endian bytes of the

@@ -1,6 +1,6 @@
 """Threefish-256 (Threefish-4x64) with a checked round count, over any word representation.
 
-SPEC.md section 1. The same function encrypts static blocks in Python at trace time and dynamic
+docs/spec.md section 1. The same function encrypts static blocks in Python at trace time and dynamic
 blocks in the compiled program (see ``_words``), so trace-time folding cannot drift from the
 run-time cipher.
 """

@@ -1,4 +1,4 @@
-"""Hail's random functions, bit for bit (SPEC.md section 3; Hail 0.2.139).
+"""Hail's random functions, bit for bit (docs/spec.md section 3; Hail 0.2.139).
 
 Each function draws ONE value from a state, exactly as Hail's function of the same name does
 from the same message. To draw many, ``vmap`` over states (or call it per state).

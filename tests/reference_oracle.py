@@ -1,8 +1,9 @@
-"""Pure-Python reference oracle for the jaxpmac stream (see /work/shared/SPEC.md).
+"""Pure-Python reference oracle for the jaxpmac stream (see docs/spec.md).
 
 This module is written straight from the specification text, using only plain
 Python ints (no numpy, no jax), so that it can serve as an independent check of
-the JAX implementation.  Section references (``SPEC §n``) point at SPEC.md.
+the JAX implementation.  Section references (``SPEC §n``) point at section n
+of docs/spec.md.
 
 Public API
 ----------
@@ -15,9 +16,10 @@ Public API
   ``hail_rand_int32``, ``hail_rand_int64``, ``hail_rand_bool``  -- SPEC §3
 - ``hail_state(global_seed, seed, message)``: Hail's (G, S, u) -> oracle state.
 
-Known erratum in SPEC §3: Hail's nextInt returns the HIGH half of a word first
-(SPEC text says low first); the Hail conformance vectors require Hail's order,
-which this oracle follows. See ``HailEngine``.
+Erratum to an earlier text of SPEC §3: Hail's nextInt returns the HIGH half of a
+word first (that text said low first); the Hail conformance vectors
+(tests/data/conformance/hail_public.json) require Hail's order, which this
+oracle follows and docs/spec.md states. See ``HailEngine``.
 """
 
 from __future__ import annotations
@@ -395,15 +397,16 @@ class HailEngine:
     the next word, and a nextLong after an odd number of nextInt calls skips
     the unused half.
 
-    ERRATUM to SPEC §3 (half order): SPEC §3 says nextInt returns "the low then
-    the high half". Hail 0.2.139 (``ThreefryRandomEngine.nextInt``: ``usedInts
-    += 1; shift = (usedInts & 1) << 5; result >>> shift``) returns the HIGH half
-    first, then the LOW half, and ``conformance/hail_public.json`` (field i32)
-    is reproducible only with that order; with low-first, every public i32
-    case fails. This oracle follows Hail (the conformance data), so the half a
-    nextLong skips after an odd number of nextInt calls is the unused LOW half.
-    This affects only the Hail engine; the 32-bit stream of SPEC §2 (low half
-    first) is unchanged.
+    ERRATUM to SPEC §3 (half order): an earlier text of SPEC §3 said nextInt
+    returns "the low then the high half". Hail 0.2.139
+    (``ThreefryRandomEngine.nextInt``: ``usedInts += 1; shift = (usedInts & 1)
+    << 5; result >>> shift``) returns the HIGH half first, then the LOW half,
+    and ``tests/data/conformance/hail_public.json`` (field i32) is reproducible
+    only with that order; with low-first, every public i32 case fails. This
+    oracle follows Hail (the conformance data), so the half a nextLong skips
+    after an odd number of nextInt calls is the unused LOW half. This affects
+    only the Hail engine; the 32-bit stream of SPEC §2 (low half first) is
+    unchanged.
     """
 
     def __init__(self, nonce, static_words: Sequence, dynamic_words: Sequence):
