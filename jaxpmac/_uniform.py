@@ -21,11 +21,23 @@ from jaxpmac._hashed import family_static, hashed
 PRECISE_LABEL = "jaxpmac.uniform.precise"
 
 
+def _rounded_to(value, dtype):
+    """``value`` rounded to ``dtype`` here, before the add that consumes it. XLA computes
+    float16/bfloat16 arithmetic in float32 and may drop a rounding in between where it sees
+    fit (newer XLA did, for bounds folded into constants), which would make the values depend
+    on the jax version and on whether the bounds were traced; ``reduce_precision`` is a
+    rounding XLA keeps."""
+    finfo = jnp.finfo(dtype)
+    if finfo.bits >= 32:
+        return value
+    return lax.reduce_precision(value, exponent_bits=finfo.nexp, mantissa_bits=finfo.nmant)
+
+
 def _scale(unit, minval, maxval):
     """``unit * (maxval - minval) + minval`` kept inside ``[minval, maxval)`` (rounding to
     nearest could reach ``maxval``); ``minval == maxval`` gives ``minval`` like jax.random."""
     dtype = unit.dtype
-    value = unit * (maxval - minval) + minval
+    value = _rounded_to(unit * (maxval - minval), dtype) + minval
     below_max = lax.nextafter(maxval, jnp.full_like(maxval, -jnp.inf))
     return jnp.maximum(minval, jnp.minimum(value, below_max)).astype(dtype)
 

@@ -51,6 +51,10 @@ def _cases() -> list[Case]:
     floats("uniform_precise", lambda s, d: jp.uniform(s, (N,), d, precise=True))
     add("uniform/bfloat16", lambda s: jp.uniform(s, (N,), jnp.bfloat16))
     add("uniform/float16", lambda s: jp.uniform(s, (N,), jnp.float16))
+    for narrow in (jnp.bfloat16, jnp.float16):
+        # Bounds folded into constants: XLA may skip a narrow rounding there unless told not to.
+        add(f"uniform_bounds/{jnp.dtype(narrow).name}",
+            lambda s, d=narrow: jp.uniform(s, (4 * N,), d, 0.1, 0.7))
     floats("normal", lambda s, d: jp.normal(s, (N,), d))
     add("normal/bfloat16", lambda s: jp.normal(s, (N,), jnp.bfloat16))
     floats("truncated_normal", lambda s, d: jp.truncated_normal(s, -1.5, 2.0, (N,), d))
