@@ -93,14 +93,32 @@ def select(pred, on_true: w.Pair, on_false: w.Pair) -> w.Pair:
     return w.Pair(jnp.where(pred, on_true.hi, on_false.hi), jnp.where(pred, on_true.lo, on_false.lo))
 
 
-def _trailing_zeros32(x: jax.Array) -> jax.Array:
-    # ~x & (x - 1) has ones exactly at x's trailing zeros (all 32 bits when x == 0).
-    return lax.population_count(~x & (x - np.uint32(1))).astype(I32)
+def trailing_zeros_of_limbs(limbs) -> jax.Array:
+    """Trailing zeros of the number with these ``uint32`` limbs (least significant first); all
+    ``32 * len(limbs)`` bits when it is zero.
+
+    ``~x & (x - 1)`` has ones exactly at ``x``'s trailing zeros (all bits when ``x == 0``): here
+    ``x - 1`` is taken limb by limb with its borrow, and the ones are counted per limb; no
+    ``select`` is emitted. Why: vmapped, XLA's CPU backend emits a draw -- the unrolled cipher
+    and what reads its words -- as one loop over the batch, which LLVM's loop vectorizer plans.
+    In jax 0.12 that planning took time exponential in the cipher's depth (about 20x per four
+    rounds; ~90% of it in ``vputils::onlyFirstLaneUsed``, which recurses through users without
+    memo) when the cipher's words fed the chain of ``is_zero`` and ``select`` that picked
+    ``rand_unif``'s exponent word: vmapped ``rand_unif`` and ``rand_bool`` compiled in 12 s
+    with x64 off and 150 s with it on, against 0.1 s on jax 0.10. Counted this way, 0.1 s.
+    """
+    total, borrow = None, np.uint32(1)
+    for x in limbs:
+        # With no borrow in, ~x & x is 0: the limb adds nothing, as it should.
+        count = lax.population_count(~x & (x - borrow)).astype(I32)
+        total = count if total is None else total + count
+        borrow = borrow & (x == 0).astype(U32)
+    return total
 
 
 def trailing_zeros(word: w.Pair) -> jax.Array:
     """Java's ``Long.numberOfTrailingZeros``: 64 for a zero word (Hail relies on that)."""
-    return jnp.where(word.lo != 0, _trailing_zeros32(word.lo), 32 + _trailing_zeros32(word.hi))
+    return trailing_zeros_of_limbs((word.lo, word.hi))
 
 
 def shift_right(word: w.Pair, k: jax.Array) -> w.Pair:
@@ -242,15 +260,16 @@ def unit_uniform_bits(block0: tuple[w.Pair, ...]) -> w.Pair:
 
     The exponent comes from the trailing zeros of ``T_0[3]`` (then ``T_0[2]``, ... while zero),
     the significand from ``T_0[0] >>> 12``.
+
+    Hail lowers the exponent by 64 per zero word, then by the trailing zeros of the first
+    nonzero one (64 if all are zero): that is the trailing zeros of the 256-bit number with
+    ``T_0[3]`` as its lowest word, counted without a ``select`` (see
+    :func:`trailing_zeros_of_limbs` for why).
     """
     w0, w1, w2, w3 = block0
-    bits, exponent = w3, jnp.int32(UNIT_EXPONENT)
-    for following in (w2, w1, w0):
-        zero = is_zero(bits)
-        bits = select(zero, following, bits)
-        exponent = jnp.where(zero, exponent - WORD_BITS, exponent)
+    zeros = trailing_zeros_of_limbs((w3.lo, w3.hi, w2.lo, w2.hi, w1.lo, w1.hi, w0.lo, w0.hi))
     # Java's numberOfTrailingZeros(0) is 64, so four zero words give exponent 1022 - 256.
-    return double_bits(exponent - trailing_zeros(bits), significand(w0))
+    return double_bits(jnp.int32(UNIT_EXPONENT) - zeros, significand(w0))
 
 
 @partial(jax.jit, static_argnames=("final_tweak",))

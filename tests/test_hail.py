@@ -429,6 +429,65 @@ class X64OffTest(chex.TestCase):
         np.testing.assert_array_equal(np.asarray(got).view(np.uint32), expected.view(np.uint32))
 
 
+# -------------------------------------------------------------------------------------------
+# Rand_unif's exponent: zero words, and no select (compile time on jax 0.12)
+# -------------------------------------------------------------------------------------------
+
+
+def java_unit_uniform_bits(block):
+    """Hail's _rand_unif bits from T_0's words, as Java computes them: a zero word lowers the
+    exponent by 64, and Long.numberOfTrailingZeros(0) is 64 (so four zero words give
+    1022 - 256; the oracle leaves that case, of probability 2**-256, undefined)."""
+    bits, exponent = block[3], 1022
+    for following in (block[2], block[1], block[0]):
+        if bits == 0:
+            bits, exponent = following, exponent - 64
+    zeros = 64 if bits == 0 else (bits & -bits).bit_length() - 1
+    return ((exponent - zeros) << 52) | (block[0] >> 12)
+
+
+def test_unit_uniform_bits_with_zero_words_is_java():
+    # Every block of four words from these values: zero words anywhere, one-bit words at the
+    # ends of both halves, and words whose low half is zero.
+    values = (0, 1, 1 << 31, 1 << 32, 1 << 63, 0xFFFFFFFF00000000, 0x0123456789ABCDEF)
+    blocks = [(a, b, c, d) for a in values for b in values for c in values for d in values]
+
+    def pairs(column):
+        words = np.array(column, np.uint64)
+        return w.Pair(jnp.asarray((words >> np.uint64(32)).astype(np.uint32)),
+                      jnp.asarray(words.astype(np.uint32)))
+
+    got = jax.jit(engine.unit_uniform_bits)(tuple(pairs(column) for column in zip(*blocks)))
+    got = (np.asarray(got.hi).astype(np.uint64) << np.uint64(32)) | np.asarray(got.lo)
+    assert [int(x) for x in got] == [java_unit_uniform_bits(block) for block in blocks]
+    words = [v for v in values] + [1 << k for k in range(64)]
+    zeros = jax.jit(engine.trailing_zeros)(pairs(words))
+    assert [int(z) for z in zeros] == [64 if v == 0 else (v & -v).bit_length() - 1
+                                       for v in words]
+
+
+@pytest.mark.parametrize("x64", [False, True])
+def test_rand_bool_vmapped_emits_no_select(x64):
+    """A structural guard, not a timing: vmapped, XLA:CPU compiles a draw into one loop over
+    the batch with the unrolled cipher, and jax 0.12's LLVM loop vectorizer took time
+    exponential in the cipher's depth when its words fed compares and selects (rand_unif and
+    rand_bool: 12 s with x64 off, 150 s on, for 0.1 s on jax 0.10). With a Python float p,
+    rand_bool's program, the cipher and rand_unif's exponent included, has no select at all;
+    keep it so. (The uids' sign extension and a traced p have selects of their own, before the
+    cipher, which did no harm.)"""
+    with jax.enable_x64(x64):
+        draw = jax.vmap(lambda i: hail.rand_bool(jp.key(7).split(i), 0.3))
+        closed = jax.make_jaxpr(draw)(jnp.arange(8))
+        name = "bernoulli_x64" if x64 else "bernoulli_exact"
+        (engine_jaxpr,) = [e.params["jaxpr"] for e in closed.jaxpr.eqns
+                           if e.params.get("name") == name]
+        text = str(engine_jaxpr)
+        assert text.count("shift_left") > 40     # the unrolled cipher is in there
+        assert "select_n" not in text
+        block = tuple(w.Pair(jnp.zeros(8, jnp.uint32), jnp.zeros(8, jnp.uint32)) for _ in range(4))
+        assert "select_n" not in str(jax.make_jaxpr(engine.unit_uniform_bits)(block))
+
+
 def test_float32_of_is_round_to_nearest():
     # The helper the x64-off checks rely on: numpy rounds float64 to float32 to nearest even.
     assert float32_of(1 + 2**-24) == 1.0 and float32_of(1 + 3 * 2**-24) == 1 + 2**-22
