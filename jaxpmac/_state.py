@@ -1,10 +1,11 @@
 """``RNGState``: a PMAC message (nonce, static words, dynamic words) as a JAX pytree.
 
-docs/spec.md section 2. Everything known at trace time is folded into Python ints and kept as pytree
-aux data (so the compiled program sees constants): a concrete nonce, the static labels, every
-dynamic block whose words are all concrete. Only traced words, and the XOR of encrypted blocks
-that held one, are leaves. Appending a dynamic word only records it until a block of four is
-full; the fifth word encrypts that block (at trace time if it is all concrete).
+docs/spec.md section 2. Everything known where a state is used is folded into Python ints, so
+the compiled program sees constants: a concrete nonce, the static labels, every dynamic block
+whose words are all concrete. As a pytree, only the labels and the word counts are aux data;
+the words are leaves (see ``RNGState.tree_flatten``), so crossing a ``jit`` boundary never
+compiles a program per seed or uid. Appending a dynamic word only records it until a block of
+four is full; the fifth word encrypts that block (at trace time if it is all concrete).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import functools
 from typing import Optional, Sequence
 
 import jax
+import numpy as np
 
 from jaxpmac import _inputs
 from jaxpmac import _threefish as tf
@@ -54,6 +56,25 @@ def _static_sum_of_labels(nonce: Optional[int], labels: tuple[int, ...]) -> tupl
     return total
 
 
+def _leaf(word: w.Word) -> w.Pair:
+    """A word as pytree leaves: static words become ``uint32`` scalar pairs."""
+    return w.pair_const(word) if w.is_static(word) else word
+
+
+def _is_concrete_scalar(x) -> bool:
+    return (isinstance(x, (np.ndarray, np.generic, jax.Array))
+            and not isinstance(x, jax.core.Tracer) and np.ndim(x) == 0
+            and np.issubdtype(x.dtype, np.unsignedinteger))
+
+
+def _word_of_leaf(leaf):
+    """The word of a leaf pair: a static int where both halves are concrete scalars, else the
+    pair as it is (traced, batched, or a placeholder JAX put in a leaf's place)."""
+    if isinstance(leaf, w.Pair) and _is_concrete_scalar(leaf.hi) and _is_concrete_scalar(leaf.lo):
+        return (int(leaf.hi) << 32) | int(leaf.lo)
+    return leaf
+
+
 @jax.tree_util.register_pytree_node_class
 class RNGState:
     """A point of jaxpmac's family of independent random streams (a PMAC message).
@@ -86,24 +107,35 @@ class RNGState:
         self._pending = pending              # the last block's words (0..4), not yet encrypted
 
     # -- pytree ---------------------------------------------------------------------------
+    # Aux data is structure only (the static labels, how many dynamic words): a seed or a uid is
+    # never aux data, so a state passed into a jitted function compiles one program for every
+    # seed and uid, as a jax.random key does. Every word is a leaf: the nonce, the last block's
+    # words and, once a block is full, the XOR of the encrypted full blocks. Leaves that come
+    # back concrete scalars (outside any trace) are static words again, so what is concrete
+    # is still folded at trace time inside a function that builds or receives it concretely.
     def tree_flatten(self):
-        dynamic = [x for x in (self._nonce, *self._pending) if not w.is_static(x)]
-        if self._dyn_traced is not None:
-            dynamic.extend(self._dyn_traced)
-        layout = tuple(x if w.is_static(x) else None for x in (self._nonce, *self._pending))
-        aux = (layout, self._labels, self._dyn_static, self._dyn_traced is not None,
-               self._n_full_blocks)
-        return tuple(dynamic), aux
+        words = (self._nonce, *self._pending, *self._dynamic_sum())
+        return tuple(_leaf(x) for x in words), (self._labels, len(self._pending),
+                                                self._n_full_blocks)
 
     @classmethod
     def tree_unflatten(cls, aux, children):
-        layout, labels, dyn_static, has_traced, n_full_blocks = aux
-        children = list(children)
-        words = []
-        for static_word in layout:
-            words.append(children.pop(0) if static_word is None else static_word)
-        dyn_traced = tuple(children) if has_traced else None
-        return cls(words[0], labels, dyn_static, dyn_traced, n_full_blocks, tuple(words[1:]))
+        labels, n_pending, n_full_blocks = aux
+        nonce, *words = (_word_of_leaf(x) for x in children)
+        pending, dynamic_sum = tuple(words[:n_pending]), tuple(words[n_pending:])
+        if all(w.is_static(x) for x in dynamic_sum):
+            dyn_static, dyn_traced = dynamic_sum or (0, 0, 0, 0), None
+        else:
+            dyn_static, dyn_traced = (0, 0, 0, 0), dynamic_sum
+        return cls(nonce, labels, dyn_static, dyn_traced, n_full_blocks, pending)
+
+    def _dynamic_sum(self) -> tuple[w.Word, ...]:
+        """DynSum of SPEC section 2 (no words while no block is full)."""
+        if not self._n_full_blocks:
+            return ()
+        if self._dyn_traced is None:
+            return self._dyn_static
+        return _xor_words(self._dyn_static, self._dyn_traced)
 
     def _replace(self, **changes) -> "RNGState":
         fields = {name.lstrip("_"): getattr(self, name) for name in self.__slots__}
@@ -201,7 +233,8 @@ class RNGState:
     @property
     def is_static(self) -> bool:
         """True when every word of the message was known at trace time."""
-        return not jax.tree_util.tree_leaves(self)
+        words = (self._nonce, *self._pending)
+        return self._dyn_traced is None and all(w.is_static(x) for x in words)
 
     def __repr__(self) -> str:
         nonce = hex(self._nonce) if w.is_static(self._nonce) else "<traced>"
@@ -215,8 +248,8 @@ def key(seed) -> RNGState:
 
     Args:
         seed: a Python int in ``[-2**63, 2**64)`` or an integer scalar array, traced or not.
-            A concrete seed is folded at trace time; a traced one (e.g. a ``jit`` argument)
-            lets one compiled program serve every seed.
+            A concrete seed is folded at trace time; a state passed as a ``jit`` argument is
+            traced, so one compiled program serves every seed.
 
     Example:
         >>> import jaxpmac as jp

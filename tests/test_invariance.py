@@ -115,13 +115,36 @@ class InvarianceTest(chex.TestCase):
         assert_equal_arrays(from_seed(jnp.uint32(SEED)), expected)
 
 
-def test_concrete_state_has_no_leaves():
+def test_a_state_crossing_jit_compiles_once_for_every_seed_and_uid():
+    traces = []
+
+    @jax.jit
+    def draw(state):
+        traces.append(state)
+        return jp.normal(state, (3,))
+
+    for seed in range(10):
+        assert_equal_arrays(draw(jp.key(seed)), jp.normal(jp.key(seed), (3,)))
+    for uid in range(10):
+        # jnp.int32 and Python ints, past a full block of four words (its encrypted sum).
+        state = ROOT.split(jnp.int32(uid), 1, 2, 3, uid)
+        assert_equal_arrays(draw(state), jp.normal(state, (3,)))
+    # One trace for the seeds, one for the longer messages: structure, never a value, is
+    # what a state's pytree keeps out of its leaves.
+    assert len(traces) == 2
+
+
+def test_a_concrete_state_is_folded_where_it_is_concrete():
     state = jp.key(-7).split_static("a", 3).split(1, 2, 3, 4, 5, 6, 7, 8, 9, np.arange(4))
-    assert jax.tree_util.tree_leaves(state) == []
     assert state.is_static
-    # So a jitted draw from it takes no inputs: the hash is a compile-time constant.
-    jaxpr = jax.make_jaxpr(lambda s: jp.bits(s, (4,)))(state)
-    assert jaxpr.in_avals == []
-    # A traced word makes leaves, and only those words' blocks.
-    traced = jax.make_jaxpr(lambda i: jax.tree_util.tree_leaves(state.split(i)))(jnp.uint32(0))
-    assert len(traced.out_avals) == 2  # the (hi, lo) halves of the one traced word
+    # Its leaves are its words, and concrete leaves give back the static state.
+    rebuilt = jax.tree_util.tree_map(np.asarray, state)
+    assert rebuilt.is_static
+    assert_equal_arrays(jp.bits(rebuilt, (8,)), jp.bits(state, (8,)))
+    # Closed over by a traced function, the hash is a compile-time constant: no inputs and no
+    # cipher before the stream's own.
+    closed = jax.make_jaxpr(lambda: jp.bits(state, (4,)))()
+    passed = jax.make_jaxpr(lambda s: jp.bits(s, (4,)))(state)
+    assert closed.in_avals == []
+    assert len(passed.in_avals) == len(jax.tree_util.tree_leaves(state))
+    assert len(str(closed)) < len(str(passed))
