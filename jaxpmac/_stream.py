@@ -299,7 +299,7 @@ def chunked_in_place(h, final_tweak, first_block, skip, n: int, dtype, *, word_m
     def one_chunk(i, out):
         # Along the box's axis, the last box ends where the axis ends, overlapping the one
         # before it with the same values.
-        outer, start, index = boxes.at(i.astype(jnp.uint64))
+        outer, start, index = boxes.at(jnp.asarray(i).astype(jnp.uint64))  # int: disable_jit
         lane = outer // np.uint64(stream_outers) if lead else None
         first = (outer % np.uint64(stream_outers) * np.uint64(axis_values)
                  + start * np.uint64(inner))

@@ -240,6 +240,7 @@ class Boxes:
         """Box ``i`` (a traced integer): ``(outer, start, index)``, the flat index of its run
         (over the axes before ``axis``), its start along ``axis``, and the start indices of
         the box in the buffer, all of ``i``'s type."""
+        i = jnp.asarray(i)   # a Python int under jax.disable_jit, where fori_loop is a loop
         def const(x):
             return np.asarray(x, i.dtype)
 
@@ -303,6 +304,7 @@ def in_strided_tiles(cell: Callable, cells, *, tile_shape: tuple[int, ...],
         return cell(jax.tree_util.tree_map(lambda x: tile_of(x, (0,) * rank), cells))
 
     def step(t, out):
+        t = jnp.asarray(t)   # a Python int under jax.disable_jit
         index = []
         for n_steps in reversed(steps):
             t, i = divmod(t, n_steps)
