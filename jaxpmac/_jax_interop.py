@@ -113,14 +113,14 @@ def _message_hash(data: jax.Array) -> tuple[w.Pair, tuple[w.Pair, ...]]:
 
 
 @jax.jit
-def _seed(seed: jax.Array) -> jax.Array:
+def _seed_data(seed: jax.Array) -> jax.Array:
     # ``jax.random.key`` hands over an int32 (int64 with x64) scalar; jaxpmac.key sign-extends
     # it to the nonce word exactly as for ``jaxpmac.key(seed)``.
     return _key_data_of_state(_state_key(seed))
 
 
 @jax.jit
-def _fold_in(data: jax.Array, message: jax.Array) -> jax.Array:
+def _fold_in_data(data: jax.Array, message: jax.Array) -> jax.Array:
     # ``jax.random.fold_in`` has already cast ``message`` to uint32 (see docs/interop.md):
     # the word is that value, zero-extended.
     message = jnp.asarray(message, jnp.uint32)
@@ -128,7 +128,7 @@ def _fold_in(data: jax.Array, message: jax.Array) -> jax.Array:
 
 
 @partial(jax.jit, static_argnums=1)
-def _split(data: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+def _split_data(data: jax.Array, shape: tuple[int, ...]) -> jax.Array:
     # Child i (row-major flat index over ``shape``) is fold_in(key, i); the room is made once.
     room = _make_room(data)
     n = math.prod(shape)
@@ -142,7 +142,7 @@ def _split(data: jax.Array, shape: tuple[int, ...]) -> jax.Array:
 
 @partial(_lowering.jit_per_lowering, static_argnums=(1, 2))
 @ends_draw
-def _random_bits(data: jax.Array, bit_width: int, shape: tuple[int, ...]) -> jax.Array:
+def _random_bits_data(data: jax.Array, bit_width: int, shape: tuple[int, ...]) -> jax.Array:
     dtype = jnp.dtype(f"uint{bit_width}")
     native = _bits.use_native_words()
     final_tweak, h = _message_hash(data)
@@ -157,6 +157,24 @@ def _random_bits(data: jax.Array, bit_width: int, shape: tuple[int, ...]) -> jax
 # jaxpmac's generator as a jax.random implementation: ``jax.random.key(seed, impl=prng_impl)`` is
 # ``as_jax_key(jaxpmac.key(seed))``; fold_in appends a dynamic word, split(k, n)[i] is
 # fold_in(k, i), random_bits is the state's stream (see docs/interop.md).
+# The impl's functions are plain module-level functions, so that pickle finds each by its name
+# (a key array pickles its impl, e.g. inside ``nnx.Rngs``); a jitted function does not pickle.
+def _seed(seed):
+    return _seed_data(seed)
+
+
+def _split(data, shape):
+    return _split_data(data, shape)
+
+
+def _random_bits(data, bit_width, shape):
+    return _random_bits_data(data, bit_width, shape)
+
+
+def _fold_in(data, message):
+    return _fold_in_data(data, message)
+
+
 prng_impl = jex_random.define_prng_impl(
     key_shape=KEY_SHAPE, seed=_seed, split=_split, random_bits=_random_bits, fold_in=_fold_in,
     name="jaxpmac", tag="pmac")

@@ -11,9 +11,11 @@ four is full; the fifth word encrypts that block (at trace time if it is all con
 from __future__ import annotations
 
 import functools
+import json
 from typing import Optional, Sequence
 
 import jax
+import jax.export
 import numpy as np
 
 from jaxpmac import _inputs
@@ -241,6 +243,16 @@ class RNGState:
         n_dynamic = WORDS_PER_BLOCK * self._n_full_blocks + len(self._pending)
         return (f"RNGState(nonce={nonce}, static_words={len(self._labels)}, "
                 f"dynamic_words={n_dynamic})")
+
+
+# jax.export serializes a state argument by its pytree structure: the aux data (labels and word
+# counts, all ints) as JSON; the words are ordinary uint32 arguments.
+jax.export.register_pytree_node_serialization(
+    RNGState, serialized_name="jaxpmac.RNGState",
+    serialize_auxdata=lambda aux: json.dumps([list(aux[0]), aux[1], aux[2]]).encode(),
+    deserialize_auxdata=lambda data: (lambda labels, n_pending, n_full_blocks: (
+        tuple(labels), n_pending, n_full_blocks))(*json.loads(data)))
+jax.export.register_namedtuple_serialization(w.Pair, serialized_name="jaxpmac.Pair")
 
 
 def key(seed) -> RNGState:
