@@ -9,7 +9,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax.scipy.special import ndtr, ndtri
 
 from jaxpmac import _bits
 from jaxpmac import _ndtri
@@ -27,8 +26,8 @@ def standard_normal(state, shape: tuple[int, ...], dtype) -> jax.Array:
     ``p = (k + 1/2) * 2**-W`` in ``(0, 1/2]``, and the value is ``-+ndtri(p)``. ``p`` keeps full
     relative precision near 0, so both tails are as accurate as ``ndtri`` (a few ulp) out to
     the truncation point ``|x| = -ndtri(2**-33) ~ 6.23`` for float16/bfloat16/float32 (mass
-    beyond it: ``2**-32``) and ``-ndtri(2**-65) ~ 8.9`` for float64. ``ndtri`` is
-    ``jax.scipy.special.ndtri``, evaluated on the lower half only (``_ndtri``: same values).
+    beyond it: ``2**-32``) and ``-ndtri(2**-65) ~ 8.9`` for float64. ``ndtri`` is the project's
+    own (:mod:`jaxpmac._ndtri`: jax 0.10.2's algorithm), evaluated on the lower half only.
     """
     return _unit.mapped_words(state, shape, dtype, _ndtri.normal_of_word,
                               _unit.compute_dtype(dtype))
@@ -44,7 +43,7 @@ def normal(state, shape=(), dtype=None):
     """Standard normal floats, like ``jax.random.normal``.
 
     Algorithm: inverse CDF, one stream word per element (see :func:`standard_normal`):
-    accurate in both tails to the precision of ``jax.scipy.special.ndtri``, truncated at
+    accurate in both tails to the precision of ``ndtri`` (a few ulp), truncated at
     ``|x| ~ 6.23`` (float16/bfloat16/float32, computed in float32) or ``~ 8.9`` (float64).
 
     Args:
@@ -73,9 +72,9 @@ def _truncated_normal_impl(state, lower, upper, *, shape, dtype):
     flip = lower > 0
     a = jnp.where(flip, -upper, lower)
     b = jnp.where(flip, -lower, upper)
-    cdf_a, cdf_b = ndtr(a), ndtr(b)
+    cdf_a, cdf_b = _ndtri.ndtr(a), _ndtri.ndtr(b)
     u = _unit.open_unit(_unit.words(state, math.prod(shape), 1, dtype)[:, 0], cdtype)
-    x = ndtri(cdf_a + u.reshape(shape) * (cdf_b - cdf_a))
+    x = _ndtri.ndtri(cdf_a + u.reshape(shape) * (cdf_b - cdf_a))
     x = jnp.where(flip, -x, x)
     # Keep inside the open interval (lower, upper) like jax.random.truncated_normal.
     x = jnp.clip(x, lax.nextafter(lower, jnp.full_like(lower, jnp.inf)),
@@ -111,6 +110,8 @@ def truncated_normal(state, lower, upper, shape=None, dtype=None):
     Algorithm: inverse CDF, ``ndtri(Phi(a) + u * (Phi(b) - Phi(a)))`` with ``u`` in ``(0, 1)``
     from stream word ``i``, evaluated on the mirror image ``(-upper, -lower)`` when
     ``lower > 0`` so that ``Phi`` is taken in the lower tail where it has relative precision.
+    ``Phi`` and ``ndtri`` are the project's own (:mod:`jaxpmac._ndtri`, jax 0.10.2's
+    algorithms), so the values do not depend on the installed jax.
     Results are clipped into the open interval. Accurate while ``Phi(a)`` and ``Phi(b)`` differ
     in the computation dtype (float32 for half types): intervals further out than about 13
     (float32) or 37 (float64) standard deviations collapse onto their nearer bound. NaN bounds
