@@ -9,9 +9,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax.scipy.special import gammaln
 
 from jaxpmac import _bits
+from jaxpmac import _fixed_math
 from jaxpmac import _retry
 from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
@@ -80,11 +80,11 @@ def _poisson_flat(state, retries, lam, cdtype, *, n):
         accept_fast = (us >= 0.07) & (v <= v_r)
         reject = (k < 0) | ((us < 0.013) & (v > us))
         s = jnp.log(v * inv_alpha / (a / (us * us) + b))
-        t = -lam_big + k * log_lam - gammaln(k + 1)
+        t = -lam_big + k * log_lam - _fixed_math.lgamma(k + 1)
         accepted = accept_fast | (~reject & (s <= t)) | small | ~valid
         if first:
             # Inversion for small means uses the try's first uniform.
-            k_small = _inversion(u + 0.5, jnp.exp(-lam_small),
+            k_small = _inversion(u + 0.5, _fixed_math.exp(-lam_small),
                                  lambda k: lam_small / (k + 1), 1000)
             k = jnp.where(small, k_small, k)
         return k, accepted
@@ -181,10 +181,10 @@ def _binomial_flat(state, retries, count, prob, cdtype, *, n_draws):
         kk = jnp.clip(k, 0, n_big)
         log_v = jnp.log(v * alpha / (a / (us * us) + b))
         # Hormann's bound, with the logs of near-1 ratios written as log1p for accuracy.
-        bound = ((m + 0.5) * jnp.log1p((m + 1 - p_big * (n_big + 2))
+        bound = ((m + 0.5) * _fixed_math.log1p((m + 1 - p_big * (n_big + 2))
                                        / (p_big * (n_big - m + 1)))
-                 + (n_big + 1) * jnp.log1p((kk - m) / (n_big - kk + 1))
-                 + (kk + 0.5) * jnp.log1p((p_big * (n_big + 2) - kk - 1)
+                 + (n_big + 1) * _fixed_math.log1p((kk - m) / (n_big - kk + 1))
+                 + (kk + 0.5) * _fixed_math.log1p((p_big * (n_big + 2) - kk - 1)
                                           / ((1 - p_big) * (kk + 1)))
                  + _stirling_tail(m) + _stirling_tail(n_big - m)
                  - _stirling_tail(kk) - _stirling_tail(n_big - kk))
