@@ -21,11 +21,31 @@ from jaxpmac._hashed import family_static, hashed
 PRECISE_LABEL = "jaxpmac.uniform.precise"
 
 
+def _round_to_bfloat16(x: jax.Array) -> jax.Array:
+    """float32 ``x`` rounded to the nearest bfloat16 (ties to even), still as float32: done on
+    the bits, so that no compiler pass can drop it (XLA 0.12 removes a float32 -> bfloat16 ->
+    float32 round trip inside a fusion)."""
+    bits = lax.bitcast_convert_type(x, jnp.uint32)
+    lowest_kept = (bits >> np.uint32(16)) & np.uint32(1)
+    bits = (bits + (np.uint32(0x7FFF) + lowest_kept)) & np.uint32(0xFFFF0000)
+    return jnp.where(jnp.isnan(x), x, lax.bitcast_convert_type(bits, jnp.float32))
+
+
 def _scale(unit, minval, maxval):
     """``unit * (maxval - minval) + minval`` kept inside ``[minval, maxval)`` (rounding to
-    nearest could reach ``maxval``); ``minval == maxval`` gives ``minval`` like jax.random."""
+    nearest could reach ``maxval``); ``minval == maxval`` gives ``minval`` like jax.random.
+
+    Each operation rounds to ``unit``'s dtype. For bfloat16 that rounding is written out
+    (XLA's CPU backend computes bfloat16 arithmetic in float32; under jax 0.12 it kept the
+    product unrounded in the chunk-mapped path, moving a quarter of the values)."""
     dtype = unit.dtype
-    value = unit * (maxval - minval) + minval
+    if dtype == jnp.bfloat16:
+        f32 = jnp.float32
+        width = _round_to_bfloat16(maxval.astype(f32) - minval.astype(f32))
+        value = _round_to_bfloat16(_round_to_bfloat16(unit.astype(f32) * width)
+                                   + minval.astype(f32)).astype(dtype)
+    else:
+        value = unit * (maxval - minval) + minval
     below_max = lax.nextafter(maxval, jnp.full_like(maxval, -jnp.inf))
     return jnp.maximum(minval, jnp.minimum(value, below_max)).astype(dtype)
 
