@@ -39,8 +39,12 @@ def log_gamma_flat(streams, alpha: jax.Array, dtype, *, uniform: bool = False) -
     reads two fixed stream words (see :mod:`jaxpmac._retry`): the normal by inverse CDF as in
     :func:`jaxpmac.normal`, the uniform with an accurate logarithm. For ``alpha < 1`` the
     result is multiplied by ``U**(1/alpha)`` (word ``i`` of ``state.split_static(BOOST_LABEL)``),
-    added in log space so tiny ``alpha`` does not underflow. ``alpha = 0`` gives ``-inf`` (a 0
-    draw), ``alpha = inf`` gives ``inf``, negative or NaN ``alpha`` gives NaN.
+    added in log space so tiny ``alpha`` does not underflow: ``log U * (1 / alpha)`` by one
+    fused multiply-add when ``uniform`` (one ``alpha`` for the whole draw), ``log U / alpha``
+    rounded on its own otherwise (how jax 0.10.2's XLA evaluated the two cases; fixed here).
+    ``alpha = 0`` gives ``-inf`` (a 0 draw), ``alpha = inf`` gives ``inf``, negative or NaN
+    ``alpha`` gives NaN. The uniform's ``log1p`` and the callers' ``exp`` are the project's
+    own (:mod:`jaxpmac._fixed_math`), since jax's moved between releases.
     """
     state, retries, boost = streams
     cdtype = _unit.compute_dtype(dtype)
@@ -115,7 +119,8 @@ def gamma(state, a, shape=None, dtype=None):
 
 @partial(jax.jit, static_argnames=("shape", "dtype"))
 def _beta_impl(streams_a, streams_b, a, b, *, shape, dtype):
-    uniform_a, uniform_b = a.ndim == 0, b.ndim == 0
+    # The fused boost (see log_gamma_flat) only when both are scalars: jax 0.10.2's values.
+    uniform_a = uniform_b = a.ndim == 0 and b.ndim == 0
     a = jnp.broadcast_to(a, shape).reshape(-1)
     b = jnp.broadcast_to(b, shape).reshape(-1)
     log_a = log_gamma_flat(streams_a, a, dtype, uniform=uniform_a)
@@ -166,7 +171,8 @@ def dirichlet(state, alpha, shape=None, dtype=None):
     """Dirichlet(``alpha``) vectors, like ``jax.random.dirichlet``.
 
     Algorithm: independent log-gammas (element ``j`` of the flattened ``shape + (k,)`` array is
-    gamma element ``j`` of the state's stream) normalised by a softmax, i.e. in log space.
+    gamma element ``j`` of the state's stream) normalised by a softmax, i.e. in log space
+    (with the project's own ``exp``, :mod:`jaxpmac._fixed_math`).
 
     Args:
         state: an :class:`RNGState`.
