@@ -163,8 +163,8 @@ def _cholesky(cov: jax.Array) -> jax.Array:
     ``jnp.linalg.cholesky``), NaN throughout a matrix that is not positive definite.
 
     The project's own, so that its values do not depend on the LAPACK of the installed jax or
-    SciPy (they differed, by an ulp here and there for ``d >= 7``, between jax 0.10.2 and
-    0.12.0.1). Column ``j`` is ``v = a[:, j] - sum_{k<j} L[:, k] L[j, k]``, the sum taken in
+    SciPy (the installations of jax 0.10.2 and 0.12.0.1 gave float64 factors an ulp apart here
+    and there, for some ``d >= 16``). Column ``j`` is ``v = a[:, j] - sum_{k<j} L[:, k] L[j, k]``, the sum taken in
     order of ``k`` with each term after the first added by a fused multiply-add (as a compiled
     dot product is on CPU), then ``L[j, j] = sqrt(v[j])`` and ``L[i, j] = v[i] * (1 / L[j, j])``
     below it: LAPACK's unblocked order, which gives the factors of jax 0.10.2 bit for bit up to
@@ -273,7 +273,7 @@ def multivariate_normal(state, mean, cov, shape=None, dtype=None, method="choles
     come from the LAPACK behind the installed jax (and SciPy): their factors, and so the
     draws, are reproducible with a given installation but may differ between versions,
     typically by an ulp or so (and for a covariance with repeated eigenvalues, by the choice of
-    eigenvectors, which no version fixes).
+    eigenvectors, which no version fixes). They were identical under jax 0.10.2 and 0.12.0.1.
 
     Args:
         state: an :class:`RNGState`.
