@@ -9,9 +9,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax.scipy.special import gammaln
 
 from jaxpmac import _bits
+from jaxpmac import _fixed_math
 from jaxpmac import _retry
 from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
@@ -80,11 +80,11 @@ def _poisson_flat(state, retries, lam, cdtype, *, n):
         accept_fast = (us >= 0.07) & (v <= v_r)
         reject = (k < 0) | ((us < 0.013) & (v > us))
         s = jnp.log(v * inv_alpha / (a / (us * us) + b))
-        t = -lam_big + k * log_lam - gammaln(k + 1)
+        t = -lam_big + k * log_lam - _fixed_math.lgamma(k + 1)
         accepted = accept_fast | (~reject & (s <= t)) | small | ~valid
         if first:
             # Inversion for small means uses the try's first uniform.
-            k_small = _inversion(u + 0.5, jnp.exp(-lam_small),
+            k_small = _inversion(u + 0.5, _fixed_math.exp(-lam_small),
                                  lambda k: lam_small / (k + 1), 1000)
             k = jnp.where(small, k_small, k)
         return k, accepted
@@ -114,7 +114,9 @@ def poisson(state, lam, shape=None, dtype=None):
     sequential search with one uniform (stream word ``2i``), merging the tail beyond
     float-epsilon probabilities; ``lam >= 10``: Hormann's PTRS transformed rejection, two
     uniforms per try at fixed stream positions (:mod:`jaxpmac._retry`). The acceptance test
-    uses ``lgamma``; in float32 it is accurate for ``lam`` up to about ``1e5``. Edge values as
+    uses ``lgamma`` (the project's own, :mod:`jaxpmac._fixed_math`, so the same candidates are
+    accepted under every jax); in float32 it is accurate for ``lam`` up to about ``1e5``. The
+    small-mean search starts from ``exp(-lam)``, also the project's own. Edge values as
     ``jax.random.poisson``: ``lam = 0`` gives 0, negative or NaN ``lam`` gives -1, ``inf``
     gives the dtype's maximum.
 
@@ -181,10 +183,10 @@ def _binomial_flat(state, retries, count, prob, cdtype, *, n_draws):
         kk = jnp.clip(k, 0, n_big)
         log_v = jnp.log(v * alpha / (a / (us * us) + b))
         # Hormann's bound, with the logs of near-1 ratios written as log1p for accuracy.
-        bound = ((m + 0.5) * jnp.log1p((m + 1 - p_big * (n_big + 2))
+        bound = ((m + 0.5) * _fixed_math.log1p((m + 1 - p_big * (n_big + 2))
                                        / (p_big * (n_big - m + 1)))
-                 + (n_big + 1) * jnp.log1p((kk - m) / (n_big - kk + 1))
-                 + (kk + 0.5) * jnp.log1p((p_big * (n_big + 2) - kk - 1)
+                 + (n_big + 1) * _fixed_math.log1p((kk - m) / (n_big - kk + 1))
+                 + (kk + 0.5) * _fixed_math.log1p((p_big * (n_big + 2) - kk - 1)
                                           / ((1 - p_big) * (kk + 1)))
                  + _stirling_tail(m) + _stirling_tail(n_big - m)
                  - _stirling_tail(kk) - _stirling_tail(n_big - kk))
@@ -224,7 +226,8 @@ def binomial(state, n, p, shape=None, dtype=None):
     ``n - Binomial(n, 1 - p)``): ``n p < 10``: inversion by sequential search with one uniform
     (stream word ``2i``); otherwise Hormann's BTRS transformed rejection, two uniforms per try
     at fixed stream positions (:mod:`jaxpmac._retry`), with the acceptance bound's logarithms of
-    near-1 ratios taken by ``log1p``. Counts are exact integers up to ``2**24`` (float32).
+    near-1 ratios taken by ``log1p`` (the project's own, :mod:`jaxpmac._fixed_math`). Counts
+    are exact integers up to ``2**24`` (float32).
     Edge values as ``jax.random.binomial``: ``n = 0`` or ``p = 0`` gives 0, ``p = 1`` gives
     ``n``, ``n = inf`` gives inf, negative or NaN ``n``/``p`` (and ``p > 1``) give NaN.
 

@@ -8,8 +8,10 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from jaxpmac import _bits
+from jaxpmac import _fixed_math
 from jaxpmac import _ndtri
 from jaxpmac import _retry
 from jaxpmac import _sampler_args as args
@@ -27,7 +29,7 @@ def gamma_streams(state):
     return (hashed(state), family_static(state, RETRY_LABEL), hashed_static(state, BOOST_LABEL))
 
 
-def log_gamma_flat(streams, alpha: jax.Array, dtype) -> jax.Array:
+def log_gamma_flat(streams, alpha: jax.Array, dtype, *, uniform: bool = False) -> jax.Array:
     """``log`` of ``[n]`` Gamma(``alpha``, 1) draws in ``compute_dtype(dtype)``.
 
     Marsaglia & Tsang (2000): with ``a = alpha`` (or ``alpha + 1`` when ``alpha < 1``),
@@ -37,8 +39,12 @@ def log_gamma_flat(streams, alpha: jax.Array, dtype) -> jax.Array:
     reads two fixed stream words (see :mod:`jaxpmac._retry`): the normal by inverse CDF as in
     :func:`jaxpmac.normal`, the uniform with an accurate logarithm. For ``alpha < 1`` the
     result is multiplied by ``U**(1/alpha)`` (word ``i`` of ``state.split_static(BOOST_LABEL)``),
-    added in log space so tiny ``alpha`` does not underflow. ``alpha = 0`` gives ``-inf`` (a 0
-    draw), ``alpha = inf`` gives ``inf``, negative or NaN ``alpha`` gives NaN.
+    added in log space so tiny ``alpha`` does not underflow: ``log U * (1 / alpha)`` by one
+    fused multiply-add when ``uniform`` (one ``alpha`` for the whole draw), ``log U / alpha``
+    rounded on its own otherwise (how jax 0.10.2's XLA evaluated the two cases; fixed here).
+    ``alpha = 0`` gives ``-inf`` (a 0 draw), ``alpha = inf`` gives ``inf``, negative or NaN
+    ``alpha`` gives NaN. The uniform's ``log1p`` and the callers' ``exp`` are the project's
+    own (:mod:`jaxpmac._fixed_math`), since jax's moved between releases.
     """
     state, retries, boost = streams
     cdtype = _unit.compute_dtype(dtype)
@@ -62,16 +68,25 @@ def log_gamma_flat(streams, alpha: jax.Array, dtype) -> jax.Array:
     log_v = _retry.until_accepted(state, retries, propose, n=alpha.shape[0],
                                   words_per_try=2, dtype=dtype)
     boost_word = _unit.words(boost, alpha.shape[0], 1, dtype)[:, 0]
-    log_boost = _unit.log_unit_pair(boost_word, cdtype)[0] / jnp.where(valid, alpha, 1)
-    log_x = jnp.log(d) + log_v + jnp.where(boosted, log_boost, 0)
+    log_boost = _unit.log_unit_pair(boost_word, cdtype)[0]
+    safe_alpha = jnp.where(valid, alpha, 1)
+    if uniform:
+        # One alpha for the whole draw: log U * (1 / alpha) added by one fused multiply-add.
+        log_x = jnp.log(d) + log_v + log_boost * jnp.where(boosted, 1 / safe_alpha, 0)
+    else:
+        # log U / alpha rounded on its own, then added.
+        log_boost = _fixed_math.rounded(log_boost / safe_alpha, log_boost)
+        log_x = jnp.log(d) + log_v + jnp.where(boosted, log_boost, 0)
     invalid = jnp.where(alpha == 0, -jnp.inf, jnp.where(alpha == jnp.inf, jnp.inf, jnp.nan))
     return jnp.where(valid, log_x, invalid.astype(cdtype))
 
 
 @partial(jax.jit, static_argnames=("shape", "dtype"))
 def _gamma_impl(streams, alpha, *, shape, dtype):
+    uniform = alpha.ndim == 0
     alpha = jnp.broadcast_to(alpha, shape).reshape(-1)
-    return jnp.exp(log_gamma_flat(streams, alpha, dtype)).reshape(shape).astype(dtype)
+    log_x = log_gamma_flat(streams, alpha, dtype, uniform=uniform)
+    return _fixed_math.exp(log_x).reshape(shape).astype(dtype)
 
 
 @ends_draw
@@ -104,11 +119,17 @@ def gamma(state, a, shape=None, dtype=None):
 
 @partial(jax.jit, static_argnames=("shape", "dtype"))
 def _beta_impl(streams_a, streams_b, a, b, *, shape, dtype):
+    # The fused boost (see log_gamma_flat) only when both are scalars: jax 0.10.2's values.
+    uniform_a = uniform_b = a.ndim == 0 and b.ndim == 0
     a = jnp.broadcast_to(a, shape).reshape(-1)
     b = jnp.broadcast_to(b, shape).reshape(-1)
-    log_a = log_gamma_flat(streams_a, a, dtype)
-    log_b = log_gamma_flat(streams_b, b, dtype)
-    return jnp.exp(log_a - jnp.logaddexp(log_a, log_b)).reshape(shape).astype(dtype)
+    log_a = log_gamma_flat(streams_a, a, dtype, uniform=uniform_a)
+    log_b = log_gamma_flat(streams_b, b, dtype, uniform=uniform_b)
+    # Fusing the two gammas into the combination below lets XLA 0.12 round some terms
+    # differently from XLA 0.10.2 (fused multiply-adds); the barrier keeps them apart.
+    log_a, log_b = lax.optimization_barrier((log_a, log_b))
+    log_x = log_a - _fixed_math.logaddexp(log_a, log_b)
+    return _fixed_math.exp(log_x).reshape(shape).astype(dtype)
 
 
 @ends_draw
@@ -142,7 +163,7 @@ def _dirichlet_impl(streams, alpha, *, shape, dtype):
     full = shape + alpha.shape[-1:]
     alpha = jnp.broadcast_to(alpha, full).reshape(-1)
     log_x = log_gamma_flat(streams, alpha, dtype).reshape(full)
-    return jax.nn.softmax(log_x, axis=-1).astype(dtype)
+    return _fixed_math.softmax(log_x, axis=-1).astype(dtype)
 
 
 @ends_draw
@@ -150,7 +171,8 @@ def dirichlet(state, alpha, shape=None, dtype=None):
     """Dirichlet(``alpha``) vectors, like ``jax.random.dirichlet``.
 
     Algorithm: independent log-gammas (element ``j`` of the flattened ``shape + (k,)`` array is
-    gamma element ``j`` of the state's stream) normalised by a softmax, i.e. in log space.
+    gamma element ``j`` of the state's stream) normalised by a softmax, i.e. in log space
+    (with the project's own ``exp``, :mod:`jaxpmac._fixed_math`).
 
     Args:
         state: an :class:`RNGState`.

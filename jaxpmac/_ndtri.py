@@ -1,10 +1,17 @@
-"""The inverse normal CDF on the lower half ``(0, 1/2]``, and normals from stream words.
+"""The normal CDF and its inverse, the project's own: ``ndtr``, ``ndtri``, the lower-half
+``lower_half_ndtri`` and normals from stream words.
 
-``lower_half_ndtri(p)`` equals ``jax.scipy.special.ndtri(p)`` bit for bit for every ``p`` in
-``[p_min, 1/2]`` (checked for all ``2**31`` float32 inputs of :func:`normal_of_word` and on
-random float64 ones), at about two thirds of the cost for float32. Why it can be cheaper:
-``ndtri`` serves all of ``[0, 1]``, so it computes the complement, the zero and infinity
-cases and all three rational approximations for every element; a normal from
+``ndtri`` and ``ndtr`` transcribe the implementations of jax 0.10.2's ``jax.scipy.special``
+(``ndtri``: the cephes library's rational approximations; ``ndtr``: from ``erf``/``erfc``),
+operation for operation, with this project's polynomial evaluation and float32 ``erfc``
+(:mod:`jaxpmac._fixed_math`): jax 0.12 changed both functions (and ``jnp.polyval``), and the
+values here are meant not to follow the installed jax.
+
+``lower_half_ndtri(p)`` equals ``ndtri(p)`` bit for bit for every ``p`` in ``[p_min, 1/2]``
+(checked for all ``2**31`` float32 inputs of :func:`normal_of_word` and on random float64 ones,
+then against jax 0.10.2's own ``ndtri``), at about two thirds of the cost for float32. Why it
+can be cheaper: ``ndtri`` serves all of ``[0, 1]``, so it computes the complement, the zero and
+infinity cases and all three rational approximations for every element; a normal from
 ``_unit.symmetric_unit`` only ever asks for ``p`` in ``[2**-(W+1), 1/2]``, where no complement
 or infinity occurs and, for float32 (``W = 32``), the far tail ``p < exp(-32)`` is out of reach.
 The arithmetic on the branches that remain is ``ndtri``'s own, in the same order, so the
@@ -18,10 +25,11 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxpmac import _fixed_math
 from jaxpmac import _unit
 
-# Coefficients of the cephes library's ndtri (Stephen L. Moshier, ndtri.c), as used by
-# jax.scipy.special.ndtri: x = w + w**3 P0(w**2)/Q0(w**2) around the centre (p > exp(-2)),
+# Coefficients of the cephes library's ndtri (Stephen L. Moshier, ndtri.c), as jax 0.10.2's
+# jax.scipy.special.ndtri used them: x = w + w**3 P0(w**2)/Q0(w**2) around the centre (p > exp(-2)),
 # x = z - log(z)/z - P(1/z)/Q(1/z)/z with z = sqrt(-2 log p) in the tail: P1/Q1 while
 # z < 8, P2/Q2 beyond (p < exp(-32)).
 CENTRE_P = (-5.99633501014107895267E1, 9.80010754185999661536E1, -5.66762857469070293439E1,
@@ -46,7 +54,7 @@ FAR_TAIL_BELOW = np.exp(-32.0)  # the far-tail one serves p < exp(-32), i.e. z >
 
 
 def lower_half_ndtri(p: jax.Array, *, p_min: float) -> jax.Array:
-    """``ndtri(p)`` (``<= 0``) for ``p`` in ``[p_min, 1/2]``, bit for bit.
+    """:func:`ndtri` (``<= 0``) for ``p`` in ``[p_min, 1/2]``, bit for bit.
 
     Args:
         p: float array, every element in ``[p_min, 1/2]`` (not checked: the caller's
@@ -56,16 +64,12 @@ def lower_half_ndtri(p: jax.Array, *, p_min: float) -> jax.Array:
 
     Example:
         >>> import jax.numpy as jnp
-        >>> from jax.scipy.special import ndtri
         >>> p = jnp.array([2.0 ** -33, 0.01, 0.3, 0.5], jnp.float32)
         >>> bool((lower_half_ndtri(p, p_min=2.0 ** -33) == ndtri(p)).all())
         True
     """
     dtype = p.dtype.type
-
-    def polynomial(coefficients, x):
-        return jnp.polyval(np.array(coefficients, dtype), x)
-
+    polynomial = _fixed_math.horner
     w = p - dtype(0.5)
     ww = lax.square(w)
     centre = w + w * ww * (polynomial(CENTRE_P, ww) / polynomial(CENTRE_Q, ww))
@@ -86,3 +90,58 @@ def normal_of_word(word: jax.Array, dtype) -> jax.Array:
     upper, p = _unit.symmetric_unit(word, dtype)
     lower_tail = lower_half_ndtri(p, p_min=2.0 ** -(word.dtype.itemsize * 8 + 1))
     return jnp.where(upper, -lower_tail, lower_tail)
+
+
+def ndtri(p: jax.Array) -> jax.Array:
+    """The inverse of the standard normal CDF on ``[0, 1]`` (``-inf`` at 0, ``inf`` at 1), by
+    the algorithm of jax 0.10.2's ``jax.scipy.special.ndtri``, operation for operation: the
+    lower of ``p`` and ``1 - p`` (for ``p > 1 - exp(-2)``) goes through the central
+    (``> exp(-2)``), tail or far-tail (``z >= 8``) approximation, and the sign is restored.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> [round(float(v), 6) for v in ndtri(jnp.array([0.025, 0.5, 0.975]))]
+        [-1.959964, 0.0, 1.959964]
+    """
+    dtype = p.dtype.type
+    polynomial = _fixed_math.horner
+    complement = jnp.where(p > dtype(-np.expm1(-2.0)), dtype(1) - p, p)
+    # 0 (p = 0 or 1) is replaced by any harmless value; those elements are set at the end.
+    q = jnp.where(complement == dtype(0), dtype(0.5), complement)
+    w = q - dtype(0.5)
+    ww = lax.square(w)
+    centre = w + w * ww * (polynomial(CENTRE_P, ww) / polynomial(CENTRE_Q, ww))
+    centre = centre * -dtype(np.sqrt(2.0 * np.pi))
+    z = lax.sqrt(dtype(-2.0) * lax.log(q))
+    first_term = z - lax.log(z) / z
+    far_tail = first_term - polynomial(FAR_TAIL_P, 1 / z) / polynomial(FAR_TAIL_Q, 1 / z) / z
+    tail = first_term - polynomial(TAIL_P, 1 / z) / polynomial(TAIL_Q, 1 / z) / z
+    x = jnp.where(q > dtype(CENTRE_BELOW), centre,
+                  jnp.where(z >= dtype(8.0), far_tail, tail))
+    x = jnp.where(p > dtype(1.0 - np.exp(-2.0)), x, -x)
+    infinity = jnp.full_like(p, np.inf)
+    return jnp.where(p == dtype(0), -infinity, jnp.where(p == dtype(1), infinity, x))
+
+
+def ndtr(x: jax.Array) -> jax.Array:
+    """The standard normal CDF, by the algorithm of jax 0.10.2's ``jax.scipy.special.ndtr``:
+    ``(1 + erf(x / sqrt 2)) / 2`` near 0 (``|x| < 1``), ``erfc(|x| / sqrt 2) / 2`` or
+    ``1 -`` that beyond, with this project's float32 ``erfc`` (:func:`_fixed_math.erfc`).
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> [round(float(v), 6) for v in ndtr(jnp.array([-1.959964, 0.0, 1.959964]))]
+        [0.025, 0.5, 0.975]
+    """
+    dtype = x.dtype.type
+    half_sqrt_2 = dtype(0.5) * np.sqrt(2.0, dtype=dtype)
+    # Beyond |x| = 40 the CDF is 0 or 1 in float64 as in float32; clamped, x is finite (or
+    # NaN), so x / sqrt(2) can be rounded on its own (not fused into erfc's first steps, as
+    # XLA 0.10.2 did in scalar code only).
+    x = jnp.clip(x, dtype(-40), dtype(40))
+    w = _fixed_math.rounded(x * half_sqrt_2, x)
+    z = lax.abs(w)
+    y = jnp.where(z < half_sqrt_2, dtype(1.0) + lax.erf(w),
+                  jnp.where(w > dtype(0.0), dtype(2.0) - _fixed_math.erfc(z),
+                            _fixed_math.erfc(z)))
+    return dtype(0.5) * y

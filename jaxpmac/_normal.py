@@ -9,9 +9,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax.scipy.special import ndtr, ndtri
 
 from jaxpmac import _bits
+from jaxpmac import _fixed_math
 from jaxpmac import _ndtri
 from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
@@ -27,8 +27,8 @@ def standard_normal(state, shape: tuple[int, ...], dtype) -> jax.Array:
     ``p = (k + 1/2) * 2**-W`` in ``(0, 1/2]``, and the value is ``-+ndtri(p)``. ``p`` keeps full
     relative precision near 0, so both tails are as accurate as ``ndtri`` (a few ulp) out to
     the truncation point ``|x| = -ndtri(2**-33) ~ 6.23`` for float16/bfloat16/float32 (mass
-    beyond it: ``2**-32``) and ``-ndtri(2**-65) ~ 8.9`` for float64. ``ndtri`` is
-    ``jax.scipy.special.ndtri``, evaluated on the lower half only (``_ndtri``: same values).
+    beyond it: ``2**-32``) and ``-ndtri(2**-65) ~ 8.9`` for float64. ``ndtri`` is the project's
+    own (:mod:`jaxpmac._ndtri`: jax 0.10.2's algorithm), evaluated on the lower half only.
     """
     return _unit.mapped_words(state, shape, dtype, _ndtri.normal_of_word,
                               _unit.compute_dtype(dtype))
@@ -44,7 +44,7 @@ def normal(state, shape=(), dtype=None):
     """Standard normal floats, like ``jax.random.normal``.
 
     Algorithm: inverse CDF, one stream word per element (see :func:`standard_normal`):
-    accurate in both tails to the precision of ``jax.scipy.special.ndtri``, truncated at
+    accurate in both tails to the precision of ``ndtri`` (a few ulp), truncated at
     ``|x| ~ 6.23`` (float16/bfloat16/float32, computed in float32) or ``~ 8.9`` (float64).
 
     Args:
@@ -73,9 +73,9 @@ def _truncated_normal_impl(state, lower, upper, *, shape, dtype):
     flip = lower > 0
     a = jnp.where(flip, -upper, lower)
     b = jnp.where(flip, -lower, upper)
-    cdf_a, cdf_b = ndtr(a), ndtr(b)
+    cdf_a, cdf_b = _ndtri.ndtr(a), _ndtri.ndtr(b)
     u = _unit.open_unit(_unit.words(state, math.prod(shape), 1, dtype)[:, 0], cdtype)
-    x = ndtri(cdf_a + u.reshape(shape) * (cdf_b - cdf_a))
+    x = _ndtri.ndtri(cdf_a + u.reshape(shape) * (cdf_b - cdf_a))
     x = jnp.where(flip, -x, x)
     # Keep inside the open interval (lower, upper) like jax.random.truncated_normal.
     x = jnp.clip(x, lax.nextafter(lower, jnp.full_like(lower, jnp.inf)),
@@ -111,6 +111,8 @@ def truncated_normal(state, lower, upper, shape=None, dtype=None):
     Algorithm: inverse CDF, ``ndtri(Phi(a) + u * (Phi(b) - Phi(a)))`` with ``u`` in ``(0, 1)``
     from stream word ``i``, evaluated on the mirror image ``(-upper, -lower)`` when
     ``lower > 0`` so that ``Phi`` is taken in the lower tail where it has relative precision.
+    ``Phi`` and ``ndtri`` are the project's own (:mod:`jaxpmac._ndtri`, jax 0.10.2's
+    algorithms), so the values do not depend on the installed jax.
     Results are clipped into the open interval. Accurate while ``Phi(a)`` and ``Phi(b)`` differ
     in the computation dtype (float32 for half types): intervals further out than about 13
     (float32) or 37 (float64) standard deviations collapse onto their nearer bound. NaN bounds
@@ -147,10 +149,57 @@ def truncated_normal(state, lower, upper, shape=None, dtype=None):
 
 _FACTOR_METHODS = ("cholesky", "eigh", "svd")
 
+# Partial sums of F z: four for float32 (and the half types), one for float64 (see _product).
+_PRODUCT_LANES = {4: 4, 8: 1}
+
+
+def _column(m: jax.Array, k) -> jax.Array:
+    """``m[..., :, k]`` for a static or traced ``k``."""
+    return lax.dynamic_index_in_dim(m, k, axis=-1, keepdims=False)
+
+
+def _cholesky(cov: jax.Array) -> jax.Array:
+    """The lower Cholesky factor of ``cov`` (symmetrised first, ``(cov + cov^T) / 2``, like
+    ``jnp.linalg.cholesky``), NaN throughout a matrix that is not positive definite.
+
+    The project's own, so that its values do not depend on the LAPACK of the installed jax or
+    SciPy (the installations of jax 0.10.2 and 0.12.0.1 gave float64 factors an ulp apart here
+    and there, for some ``d >= 16``). Column ``j`` is ``v = a[:, j] - sum_{k<j} L[:, k] L[j, k]``, the sum taken in
+    order of ``k`` with each term after the first added by a fused multiply-add (as a compiled
+    dot product is on CPU), then ``L[j, j] = sqrt(v[j])`` and ``L[i, j] = v[i] * (1 / L[j, j])``
+    below it: LAPACK's unblocked order, which gives the factors of jax 0.10.2 bit for bit up to
+    ``d = 6`` and within a few ulp beyond.
+    """
+    n = cov.shape[-1]
+    a = (cov + jnp.swapaxes(cov, -1, -2)) / 2
+    rows = lax.broadcasted_iota(jnp.int32, (n,), 0)
+
+    def column(j, carry):
+        factor, ok = carry
+        row_j = lax.dynamic_index_in_dim(factor, j, axis=-2, keepdims=False)     # L[j, :]
+
+        def term(k):
+            return _column(factor, k) * lax.dynamic_index_in_dim(row_j, k, axis=-1)
+
+        # Columns k >= j of the factor are still 0, so for j = 0 this is 0 and v = a[:, 0].
+        first = _fixed_math.rounded(term(0), row_j[..., :1])
+        total = lax.fori_loop(1, jnp.maximum(j, 1), lambda k, t: t + term(k), first)
+        v = _column(a, j) - total
+        pivot = lax.dynamic_index_in_dim(v, j, axis=-1, keepdims=False)
+        diagonal = lax.sqrt(pivot)
+        below = v * (1 / diagonal)[..., None]
+        new = jnp.where(rows > j, below, jnp.where(rows == j, diagonal[..., None], 0))
+        factor = lax.dynamic_update_index_in_dim(factor, new[..., None], j, axis=-1)
+        return factor, ok & (pivot > 0)
+
+    factor, ok = lax.fori_loop(0, n, column,
+                               (jnp.zeros_like(a), jnp.ones(a.shape[:-2], jnp.bool_)))
+    return jnp.where(ok[..., None, None], factor, jnp.nan)
+
 
 def _factor(cov, method: str):
     if method == "cholesky":
-        return jnp.linalg.cholesky(cov)
+        return _cholesky(cov)
     if method == "eigh":
         eigenvalues, vectors = jnp.linalg.eigh(cov)
         return vectors * jnp.sqrt(jnp.maximum(eigenvalues, 0))[..., None, :]
@@ -158,12 +207,55 @@ def _factor(cov, method: str):
     return u * jnp.sqrt(s)[..., None, :]
 
 
+def _product(factor: jax.Array, z: jax.Array) -> jax.Array:
+    """``F z`` (``[..., d, d]`` times ``[..., d]``) in a fixed order of operations, written out
+    rather than left to XLA's dot, whose order of summation changed between jax 0.10.2 and
+    0.12.0.1 (and depends on the shapes).
+
+    The terms ``F[:, j] z[j]`` are summed in ``L`` interleaved partial sums (``L = 4`` in float32,
+    1 in float64): partial sum ``l`` takes the terms ``j = l, l + L, ...`` in order, the first
+    rounded on its own, each later one added by a fused multiply-add; the partial sums are
+    combined pairwise (``(s0 + s1) + (s2 + s3)``) and the last ``d mod L`` terms, each rounded
+    on its own, are added one by one. This is the order in which jax 0.10.2's XLA computed
+    float32 products for ``d <= 5`` and float64 products for every ``d`` on CPU. The caller
+    adds the mean; for ``d = 1`` the single term is left unrounded, so that the addition
+    fuses it as XLA 0.10.2 did.
+    """
+    d = z.shape[-1]
+    lanes = _PRODUCT_LANES[z.dtype.itemsize]
+
+    def term(j):
+        return factor[..., :, j] * z[..., j, None]
+
+    if d == 1:
+        return term(0)
+
+    def rounded_term(j):
+        return _fixed_math.rounded(term(j), z[..., j, None])
+
+    groups = d // lanes
+    total = None
+    if groups:
+        # Written out term by term (static slices, one elementwise fusion): in a loop over
+        # traced indices, XLA 0.12 fuses the multiply-adds for some elements and not others.
+        partial = [rounded_term(l) for l in range(lanes)]
+        for g in range(1, groups):
+            partial = [s + term(g * lanes + l) for l, s in enumerate(partial)]
+        while len(partial) > 1:
+            partial = [partial[i] + partial[i + 1] for i in range(0, len(partial), 2)]
+        total = partial[0]
+    for j in range(groups * lanes, d):
+        total = rounded_term(j) if total is None else total + rounded_term(j)
+    return total
+
+
 @partial(jax.jit, static_argnames=("shape", "dtype", "method"))
 def _multivariate_normal_impl(state, mean, cov, *, shape, dtype, method):
     dim = mean.shape[-1]
     z = standard_normal(state, shape + (dim,), dtype)
     factor = _factor(cov, method)
-    return (mean + jnp.einsum("...ij,...j->...i", factor, z)).astype(dtype)
+    z, factor = lax.optimization_barrier((z, factor))
+    return (mean + _product(factor, z)).astype(dtype)
 
 
 @ends_draw
@@ -174,6 +266,14 @@ def multivariate_normal(state, mean, cov, shape=None, dtype=None, method="choles
     stream word ``i``); ``F`` is a factor with ``F F^T = cov``: the Cholesky factor
     (``method="cholesky"``), ``V sqrt(max(w, 0))`` from ``eigh``, or ``U sqrt(s)`` from ``svd``.
     A covariance that is not positive definite gives NaN with Cholesky, like ``jax.random``.
+
+    Stability of the values: the Cholesky factor and the product ``F z`` are the project's own
+    (a fixed order of operations, :func:`_cholesky` and :func:`_product`), so with
+    ``method="cholesky"`` the values do not depend on the installed jax. ``eigh`` and ``svd``
+    come from the LAPACK behind the installed jax (and SciPy): their factors, and so the
+    draws, are reproducible with a given installation but may differ between versions,
+    typically by an ulp or so (and for a covariance with repeated eigenvalues, by the choice of
+    eigenvectors, which no version fixes). They were identical under jax 0.10.2 and 0.12.0.1.
 
     Args:
         state: an :class:`RNGState`.

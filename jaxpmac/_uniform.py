@@ -35,7 +35,10 @@ def _rounded_to(value, dtype):
 
 def _scale(unit, minval, maxval):
     """``unit * (maxval - minval) + minval`` kept inside ``[minval, maxval)`` (rounding to
-    nearest could reach ``maxval``); ``minval == maxval`` gives ``minval`` like jax.random."""
+    nearest could reach ``maxval``); ``minval == maxval`` gives ``minval`` like jax.random.
+
+    Each operation rounds to ``unit``'s dtype; for float16/bfloat16 the product's rounding is
+    explicit (see :func:`_rounded_to`)."""
     dtype = unit.dtype
     value = _rounded_to(unit * (maxval - minval), dtype) + minval
     below_max = lax.nextafter(maxval, jnp.full_like(maxval, -jnp.inf))

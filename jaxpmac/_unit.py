@@ -20,6 +20,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxpmac import _fixed_math
+
 
 @dataclasses.dataclass(frozen=True)
 class WordMap:
@@ -111,7 +113,7 @@ def symmetric_unit(word: jax.Array, dtype) -> tuple[jax.Array, jax.Array]:
 def log_unit_pair(word: jax.Array, dtype) -> tuple[jax.Array, jax.Array]:
     """``(log(u), log(1 - u))`` of the uniform of :func:`symmetric_unit`, both accurate."""
     upper, p = symmetric_unit(word, dtype)
-    log_p, log_q = jnp.log(p), jnp.log1p(-p)
+    log_p, log_q = jnp.log(p), _fixed_math.log1p(-p)
     return jnp.where(upper, log_q, log_p), jnp.where(upper, log_p, log_q)
 
 
