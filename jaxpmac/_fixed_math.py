@@ -31,12 +31,15 @@ from jax import lax
 
 
 def horner(coefficients, x: jax.Array) -> jax.Array:
-    """``c[0] x**(n-1) + ... + c[n-1]`` by Horner's rule, ``y = y * x + c`` from ``y = c[0]``
-    (the values of jax 0.10.2's ``jnp.polyval`` for finite ``x``, which started from 0)."""
+    """``c[0] x**(n-1) + ... + c[n-1]`` by Horner's rule, ``y = y * x + c`` from ``y = c[0]``,
+    each product rounded before its addition (:func:`rounded`): XLA fuses a multiply-add into
+    one fused multiply-add in some fusions and not others (it depended on the output's shape
+    under jax 0.12), so only written-out roundings give the same values in every program, with
+    and without ``jit``, on every jax. ``x`` must be finite where the result matters."""
     dtype = x.dtype.type
     y = jnp.full_like(x, dtype(coefficients[0]))
     for c in coefficients[1:]:
-        y = y * x + dtype(c)
+        y = rounded(y * x, x) + dtype(c)
     return y
 
 
@@ -70,13 +73,13 @@ def _exp_f32(x: jax.Array) -> jax.Array:
     # x is finite (or NaN) now; if it is a product (exp(-x**2) in erfc), keep XLA from fusing
     # that product into ``x - n * C1`` below, as it does in scalar code but not in vector code.
     x = rounded(x, x)
-    n = jnp.floor(x * _EXP_LOG2E + f32(0.5))
+    n = jnp.floor(rounded(x * _EXP_LOG2E, x) + f32(0.5))
     n = jnp.where(n < f32(-127), f32(-127), n)
     n = jnp.where(n > f32(127), f32(127), n)
     r = x - n * _EXP_C1
-    r = r - n * _EXP_C2
+    r = r - rounded(n * _EXP_C2, n)
     y = horner(_EXP_P + (f32(0.5),), r)
-    y = f32(1) + (r + y * (r * r))
+    y = f32(1) + (r + rounded(y * (r * r), r))
     scale_bits = (n.astype(jnp.int32) + np.int32(127)) << np.int32(23)
     return y * lax.bitcast_convert_type(scale_bits, jnp.float32)
 
@@ -204,4 +207,14 @@ def softmax(x: jax.Array, axis: int = -1) -> jax.Array:
     """``exp(x - max) / sum(exp(x - max))`` along ``axis``, as ``jax.nn.softmax`` computes it,
     with this module's ``exp``."""
     unnormalized = exp(x - jnp.max(x, axis, keepdims=True))
-    return unnormalized / jnp.sum(unnormalized, axis, keepdims=True)
+    return unnormalized / ordered_sum(unnormalized, axis)
+
+
+def ordered_sum(x: jax.Array, axis: int = -1) -> jax.Array:
+    """The sum along ``axis`` (kept, of size 1), added first to last: XLA's reductions pick
+    their own order of additions, which changes with the jax version and the program."""
+    parts = jnp.split(x, x.shape[axis], axis)
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
+    return total

@@ -72,7 +72,8 @@ def lower_half_ndtri(p: jax.Array, *, p_min: float) -> jax.Array:
     polynomial = _fixed_math.horner
     w = p - dtype(0.5)
     ww = lax.square(w)
-    centre = w + w * ww * (polynomial(CENTRE_P, ww) / polynomial(CENTRE_Q, ww))
+    centre = w + _fixed_math.rounded(
+        w * ww * (polynomial(CENTRE_P, ww) / polynomial(CENTRE_Q, ww)), w)
     # ndtri multiplies by -sqrt(2 pi) and negates below 1/2: the same value, exactly.
     centre = centre * dtype(np.sqrt(2.0 * np.pi))
     z = lax.sqrt(dtype(-2.0) * lax.log(p))
@@ -94,7 +95,7 @@ def normal_of_word(word: jax.Array, dtype) -> jax.Array:
 
 def ndtri(p: jax.Array) -> jax.Array:
     """The inverse of the standard normal CDF on ``[0, 1]`` (``-inf`` at 0, ``inf`` at 1), by
-    the algorithm of jax 0.10.2's ``jax.scipy.special.ndtri``, operation for operation: the
+    the algorithm of jax 0.10.2's ``jax.scipy.special.ndtri``, every product rounded on its own: the
     lower of ``p`` and ``1 - p`` (for ``p > 1 - exp(-2)``) goes through the central
     (``> exp(-2)``), tail or far-tail (``z >= 8``) approximation, and the sign is restored.
 
@@ -110,7 +111,8 @@ def ndtri(p: jax.Array) -> jax.Array:
     q = jnp.where(complement == dtype(0), dtype(0.5), complement)
     w = q - dtype(0.5)
     ww = lax.square(w)
-    centre = w + w * ww * (polynomial(CENTRE_P, ww) / polynomial(CENTRE_Q, ww))
+    centre = w + _fixed_math.rounded(
+        w * ww * (polynomial(CENTRE_P, ww) / polynomial(CENTRE_Q, ww)), w)
     centre = centre * -dtype(np.sqrt(2.0 * np.pi))
     z = lax.sqrt(dtype(-2.0) * lax.log(q))
     first_term = z - lax.log(z) / z
