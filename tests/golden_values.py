@@ -58,8 +58,12 @@ def _cases() -> list[Case]:
             lambda s, d=narrow: jp.uniform(s, (4 * N,), d, 0.1, 0.7))
     floats("normal", lambda s, d: jp.normal(s, (N,), d))
     add("normal/bfloat16", lambda s: jp.normal(s, (N,), jnp.bfloat16))
+    # Another shape compiles other fusions: values must not depend on it.
+    floats("normal_2d", lambda s, d: jp.normal(s, (N // 8, 8), d))
     floats("truncated_normal", lambda s, d: jp.truncated_normal(s, -1.5, 2.0, (N,), d))
     floats("truncated_normal_tail", lambda s, d: jp.truncated_normal(s, 3.0, 6.0, (N,), d))
+    floats("multivariate_normal_d6", lambda s, d: jp.multivariate_normal(
+        s, jnp.zeros(6, d), jnp.eye(6, dtype=d) + 0.5, (N // 8,), d))
     for method in ("cholesky", "eigh", "svd"):
         floats(f"multivariate_normal_{method}", lambda s, d, m=method: jp.multivariate_normal(
             s, jnp.array([1.0, -1.0, 0.5], d), jnp.array(COVARIANCE, d), (N // 4,), d, m))
