@@ -148,3 +148,22 @@ def test_a_concrete_state_is_folded_where_it_is_concrete():
     assert closed.in_avals == []
     assert len(passed.in_avals) == len(jax.tree_util.tree_leaves(state))
     assert len(str(closed)) < len(str(passed))
+
+
+def test_integer_draws_under_disable_jit_equal_the_jitted_ones():
+    # Under jax.disable_jit, fori_loop runs in Python with an int index: the CPU chunk loop
+    # (more than one chunk of bits) and the vmapped lane loop must take it.
+    state = jp.key(9).split_static("eager")
+    draws = {
+        "bits, several chunks": lambda: jp.bits(state, (9000,)),
+        "vmapped bits": lambda: jax.vmap(lambda i: jp.bits(state.split(i), (5,)))(jnp.arange(4)),
+        "vmapped randint": lambda: jax.vmap(
+            lambda i: jp.randint(state.split(i), (3,), 0, 100))(jnp.arange(4)),
+        "permutation": lambda: jp.permutation(state, 50),
+        "poisson": lambda: jp.poisson(state, 30.0, (64,)),
+    }
+    for name, draw in draws.items():
+        jitted = jax.jit(draw)()
+        with jax.disable_jit():
+            eager = draw()
+        np.testing.assert_array_equal(np.asarray(eager), np.asarray(jitted), err_msg=name)
