@@ -10,11 +10,11 @@ with them the values of samplers built on them (issue 21):
 
 Each function here is built from operations whose values did not move (``+ - * /``, ``floor``,
 comparisons, selects and bit casts, and float32/float64 ``log``, float32 ``log1p``, float64
-``exp``, ``sin``) and transcribes the algorithm jax 0.10.2's XLA used on CPU, operation for
-operation (read from its optimised HLO and LLVM IR), so the values are those of jax 0.10.2 on
-every supported jax. They are compiled like the rest of a sampler: XLA on CPU fuses
-``a * b + c`` into one fused multiply-add where the processor has one, as it did for jax
-0.10.2's own functions, so "the same values" means the same as XLA 0.10.2 compiled them.
+``exp``, ``sin``) and follows the algorithm jax 0.10.2's XLA used on CPU (read from its
+optimised HLO and LLVM IR). XLA fuses ``a * b + c`` into one fused multiply-add in some fusions
+and not others, so the products of the polynomials (:func:`horner`) and of the float32 ``exp``
+are rounded on their own (:func:`rounded`): their values do not depend on the program around
+them, and differ from jax 0.10.2's own functions in the last bit where its compiler fused.
 
 Kept on purpose: 0.10.2's float64 ``log1p`` used its rational approximation for all
 ``|x| < sqrt 2 - 1``, including ``(1 - sqrt 2, sqrt(1/2) - 1)`` where it is accurate only to
