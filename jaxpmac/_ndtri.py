@@ -3,13 +3,13 @@
 
 ``ndtri`` and ``ndtr`` transcribe the implementations of jax 0.10.2's ``jax.scipy.special``
 (``ndtri``: the cephes library's rational approximations; ``ndtr``: from ``erf``/``erfc``),
-operation for operation, with this project's polynomial evaluation and float32 ``erfc``
-(:mod:`jaxpmac._fixed_math`): jax 0.12 changed both functions (and ``jnp.polyval``), and the
-values here are meant not to follow the installed jax.
+with this project's polynomial evaluation (each product rounded on its own) and float32
+``erfc`` (:mod:`jaxpmac._fixed_math`): jax 0.12 changed both functions (and ``jnp.polyval``),
+and the values here are meant not to follow the installed jax.
 
 ``lower_half_ndtri(p)`` equals ``ndtri(p)`` bit for bit for every ``p`` in ``[p_min, 1/2]``
-(checked for all ``2**31`` float32 inputs of :func:`normal_of_word` and on random float64 ones,
-then against jax 0.10.2's own ``ndtri``), at about two thirds of the cost for float32. Why it
+(checked for all ``2**31`` float32 inputs of :func:`normal_of_word` and on random float64
+ones), at about two thirds of the cost for float32. Why it
 can be cheaper: ``ndtri`` serves all of ``[0, 1]``, so it computes the complement, the zero and
 infinity cases and all three rational approximations for every element; a normal from
 ``_unit.symmetric_unit`` only ever asks for ``p`` in ``[2**-(W+1), 1/2]``, where no complement
