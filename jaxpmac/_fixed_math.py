@@ -197,9 +197,11 @@ def logaddexp(a: jax.Array, b: jax.Array) -> jax.Array:
     with this module's ``exp`` and ``log1p``."""
     amax = jnp.maximum(a, b)
     delta = a - b
-    # The barrier keeps XLA from rewriting log1p's x * x of exp(-|delta|) as exp(-2 |delta|)
-    # (jax 0.10.2 called log1p as one operation, which hid its insides from that rewrite).
-    small = lax.optimization_barrier(exp(-lax.abs(delta)))
+    # Adding -0 (rounded) keeps XLA from rewriting log1p's x * x of exp(-|delta|) as
+    # exp(-2 |delta|) (jax 0.10.2 called log1p as one operation, which hid its insides from that
+    # rewrite), without a barrier, which would stop a draw from fusing into its consumer.
+    small = exp(-lax.abs(delta))
+    small = rounded(small, small)
     return jnp.where(jnp.isnan(delta), a + b, amax + log1p(small))
 
 

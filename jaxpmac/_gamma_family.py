@@ -8,7 +8,6 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
 
 from jaxpmac import _bits
 from jaxpmac import _fixed_math
@@ -29,7 +28,7 @@ def gamma_streams(state):
     return (hashed(state), family_static(state, RETRY_LABEL), hashed_static(state, BOOST_LABEL))
 
 
-def log_gamma_flat(streams, alpha: jax.Array, dtype, *, uniform: bool = False) -> jax.Array:
+def log_gamma_flat(streams, alpha: jax.Array, dtype) -> jax.Array:
     """``log`` of ``[n]`` Gamma(``alpha``, 1) draws in ``compute_dtype(dtype)``.
 
     Marsaglia & Tsang (2000): with ``a = alpha`` (or ``alpha + 1`` when ``alpha < 1``),
@@ -39,9 +38,10 @@ def log_gamma_flat(streams, alpha: jax.Array, dtype, *, uniform: bool = False) -
     reads two fixed stream words (see :mod:`jaxpmac._retry`): the normal by inverse CDF as in
     :func:`jaxpmac.normal`, the uniform with an accurate logarithm. For ``alpha < 1`` the
     result is multiplied by ``U**(1/alpha)`` (word ``i`` of ``state.split_static(BOOST_LABEL)``),
-    added in log space so tiny ``alpha`` does not underflow: ``log U * (1 / alpha)`` by one
-    fused multiply-add when ``uniform`` (one ``alpha`` for the whole draw), ``log U / alpha``
-    rounded on its own otherwise (how jax 0.10.2's XLA evaluated the two cases; fixed here).
+    added in log space so tiny ``alpha`` does not underflow: ``log U / alpha``. Every product
+    that feeds an addition, in the proposal, the acceptance test and the boost, is rounded on
+    its own (``_fixed_math.rounded``): XLA fuses multiply-adds in some programs and not others,
+    and an acceptance decided by such an ulp would pick another candidate.
     ``alpha = 0`` gives ``-inf`` (a 0 draw), ``alpha = inf`` gives ``inf``, negative or NaN
     ``alpha`` gives NaN. The uniform's ``log1p`` and the callers' ``exp`` are the project's
     own (:mod:`jaxpmac._fixed_math`), since jax's moved between releases.
@@ -59,10 +59,13 @@ def log_gamma_flat(streams, alpha: jax.Array, dtype, *, uniform: bool = False) -
         del first
         x = _ndtri.normal_of_word(words[:, 0], cdtype)
         log_u = _unit.log_unit_pair(words[:, 1], cdtype)[0]
-        v = (1 + c * x) ** 3
+        v = (1 + _fixed_math.rounded(c * x, x)) ** 3
         positive = v > 0
         log_v = jnp.log(jnp.where(positive, v, 1))
-        accepted = positive & (log_u < np.array(0.5, cdtype) * x * x + d - d * v + d * log_v)
+        half_x2 = _fixed_math.rounded(np.array(0.5, cdtype) * x * x, x)
+        bound = (half_x2 + d - _fixed_math.rounded(d * v, v)
+                 + _fixed_math.rounded(d * log_v, log_v))
+        accepted = positive & (log_u < bound)
         return log_v, accepted | ~valid
 
     log_v = _retry.until_accepted(state, retries, propose, n=alpha.shape[0],
@@ -70,22 +73,16 @@ def log_gamma_flat(streams, alpha: jax.Array, dtype, *, uniform: bool = False) -
     boost_word = _unit.words(boost, alpha.shape[0], 1, dtype)[:, 0]
     log_boost = _unit.log_unit_pair(boost_word, cdtype)[0]
     safe_alpha = jnp.where(valid, alpha, 1)
-    if uniform:
-        # One alpha for the whole draw: log U * (1 / alpha) added by one fused multiply-add.
-        log_x = jnp.log(d) + log_v + log_boost * jnp.where(boosted, 1 / safe_alpha, 0)
-    else:
-        # log U / alpha rounded on its own, then added.
-        log_boost = _fixed_math.rounded(log_boost / safe_alpha, log_boost)
-        log_x = jnp.log(d) + log_v + jnp.where(boosted, log_boost, 0)
+    log_boost = _fixed_math.rounded(log_boost / safe_alpha, log_boost)
+    log_x = jnp.log(d) + log_v + jnp.where(boosted, log_boost, 0)
     invalid = jnp.where(alpha == 0, -jnp.inf, jnp.where(alpha == jnp.inf, jnp.inf, jnp.nan))
     return jnp.where(valid, log_x, invalid.astype(cdtype))
 
 
 @partial(jax.jit, static_argnames=("shape", "dtype"))
 def _gamma_impl(streams, alpha, *, shape, dtype):
-    uniform = alpha.ndim == 0
     alpha = jnp.broadcast_to(alpha, shape).reshape(-1)
-    log_x = log_gamma_flat(streams, alpha, dtype, uniform=uniform)
+    log_x = log_gamma_flat(streams, alpha, dtype)
     return _fixed_math.exp(log_x).reshape(shape).astype(dtype)
 
 
@@ -119,15 +116,10 @@ def gamma(state, a, shape=None, dtype=None):
 
 @partial(jax.jit, static_argnames=("shape", "dtype"))
 def _beta_impl(streams_a, streams_b, a, b, *, shape, dtype):
-    # The fused boost (see log_gamma_flat) only when both are scalars: jax 0.10.2's values.
-    uniform_a = uniform_b = a.ndim == 0 and b.ndim == 0
     a = jnp.broadcast_to(a, shape).reshape(-1)
     b = jnp.broadcast_to(b, shape).reshape(-1)
-    log_a = log_gamma_flat(streams_a, a, dtype, uniform=uniform_a)
-    log_b = log_gamma_flat(streams_b, b, dtype, uniform=uniform_b)
-    # Fusing the two gammas into the combination below lets XLA 0.12 round some terms
-    # differently from XLA 0.10.2 (fused multiply-adds); the barrier keeps them apart.
-    log_a, log_b = lax.optimization_barrier((log_a, log_b))
+    log_a = log_gamma_flat(streams_a, a, dtype)
+    log_b = log_gamma_flat(streams_b, b, dtype)
     log_x = log_a - _fixed_math.logaddexp(log_a, log_b)
     return _fixed_math.exp(log_x).reshape(shape).astype(dtype)
 

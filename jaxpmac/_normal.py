@@ -212,23 +212,18 @@ def _product(factor: jax.Array, z: jax.Array) -> jax.Array:
     rather than left to XLA's dot, whose order of summation changed between jax 0.10.2 and
     0.12.0.1 (and depends on the shapes).
 
-    The terms ``F[:, j] z[j]`` are summed in ``L`` interleaved partial sums (``L = 4`` in float32,
-    1 in float64): partial sum ``l`` takes the terms ``j = l, l + L, ...`` in order, the first
-    rounded on its own, each later one added by a fused multiply-add; the partial sums are
-    combined pairwise (``(s0 + s1) + (s2 + s3)``) and the last ``d mod L`` terms, each rounded
-    on its own, are added one by one. This is the order in which jax 0.10.2's XLA computed
-    float32 products for ``d <= 5`` and float64 products for every ``d`` on CPU. The caller
-    adds the mean; for ``d = 1`` the single term is left unrounded, so that the addition
-    fuses it as XLA 0.10.2 did.
+    The terms ``F[:, j] z[j]``, each rounded on its own (never fused into an addition), are
+    summed in ``L`` interleaved partial sums (``L = 4`` in float32, 1 in float64): partial sum
+    ``l`` takes the terms ``j = l, l + L, ...`` in order; the partial sums are combined pairwise
+    (``(s0 + s1) + (s2 + s3)``) and the last ``d mod L`` terms are added one by one (the order
+    of jax 0.10.2's XLA for float32 products with ``d <= 5`` and float64 ones). The caller adds
+    the mean.
     """
     d = z.shape[-1]
     lanes = _PRODUCT_LANES[z.dtype.itemsize]
 
     def term(j):
         return factor[..., :, j] * z[..., j, None]
-
-    if d == 1:
-        return term(0)
 
     def rounded_term(j):
         return _fixed_math.rounded(term(j), z[..., j, None])
@@ -240,7 +235,7 @@ def _product(factor: jax.Array, z: jax.Array) -> jax.Array:
         # traced indices, XLA 0.12 fuses the multiply-adds for some elements and not others.
         partial = [rounded_term(l) for l in range(lanes)]
         for g in range(1, groups):
-            partial = [s + term(g * lanes + l) for l, s in enumerate(partial)]
+            partial = [s + rounded_term(g * lanes + l) for l, s in enumerate(partial)]
         while len(partial) > 1:
             partial = [partial[i] + partial[i + 1] for i in range(0, len(partial), 2)]
         total = partial[0]
@@ -254,7 +249,6 @@ def _multivariate_normal_impl(state, mean, cov, *, shape, dtype, method):
     dim = mean.shape[-1]
     z = standard_normal(state, shape + (dim,), dtype)
     factor = _factor(cov, method)
-    z, factor = lax.optimization_barrier((z, factor))
     return (mean + _product(factor, z)).astype(dtype)
 
 
