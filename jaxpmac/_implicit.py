@@ -51,13 +51,14 @@ class DrawSite:
         return root.split_static(*self.static_words)
 
 
-def _trace(f, args):
-    flat, in_tree = jax.tree_util.tree_flatten(args)
+def _trace(f, args, kwargs):
+    flat, in_tree = jax.tree_util.tree_flatten((args, kwargs))
     out_tree = []
 
     def flat_f(*leaves):
         with draw.root_context():
-            out = f(*jax.tree_util.tree_unflatten(in_tree, leaves))
+            call_args, call_kwargs = jax.tree_util.tree_unflatten(in_tree, leaves)
+            out = f(*call_args, **call_kwargs)
         out_leaves, tree = jax.tree_util.tree_flatten(out)
         out_tree.append(tree)
         return out_leaves
@@ -82,23 +83,23 @@ def _sites(table: tbl.Table) -> list[DrawSite]:
 
 
 class Randomized:
-    """A function with implicit randomness, called as ``g(state, *args)``; see
+    """A function with implicit randomness, called as ``g(state, *args, **kwargs)``; see
     :func:`randomized`."""
 
     def __init__(self, f):
         self._f = f
         functools.update_wrapper(self, f)
 
-    def __call__(self, state, *args):
+    def __call__(self, state, *args, **kwargs):
         check_state(state, name="randomized function's first argument (the state)")
-        closed, flat, out_tree = _trace(self._f, args)
+        closed, flat, out_tree = _trace(self._f, args, kwargs)
         table = tbl.build(closed.jaxpr)
         outs = evaluation.evaluate(closed, flat, table, state)
         return jax.tree_util.tree_unflatten(out_tree, outs)
 
-    def sites(self, *args) -> list[DrawSite]:
+    def sites(self, *args, **kwargs) -> list[DrawSite]:
         """The draw sites of this function for these arguments, in equation order."""
-        closed, _, _ = _trace(self._f, args)
+        closed, _, _ = _trace(self._f, args, kwargs)
         return _sites(tbl.build(closed.jaxpr))
 
 
@@ -121,7 +122,9 @@ def randomized(f) -> Randomized:
         f: a function of arrays (pytrees) that draws with ``jaxpmac.rand.*``.
 
     Returns:
-        A callable ``g(state, *args)`` (with ``g.sites(*args)``), usable under ``jit``/``vmap``.
+        A callable ``g(state, *args, **kwargs)`` (with ``g.sites(*args, **kwargs)``), usable
+        under ``jit``/``vmap``; positional and keyword arguments are pytrees of arrays, as for
+        ``jax.jit``.
 
     Example:
         >>> import jax, jax.numpy as jnp, jaxpmac as jp

@@ -209,6 +209,13 @@ class ImplicitTest(chex.TestCase):
         for site, value in zip(five.sites(), values):
             np.testing.assert_array_equal(value, jp.bits(site.state(KEY), (1,)))
 
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_keyword_arguments(self):
+        model = jp.randomized(lambda x, scale=1.0: x + scale * jp.rand.normal())
+        (site,) = model.sites(1.0, scale=2.0)
+        np.testing.assert_allclose(self.variant(model)(KEY, 1.0, scale=2.0),
+                                   1.0 + 2.0 * jp.normal(site.state(KEY)), rtol=1e-6)
+
     def test_unreadable_loop_parameters_name_primitive_jax_and_remedy(self):
         # A jax newer than any we tested may spell scan's or while's parameters differently:
         # the pass must say so, not raise a KeyError from inside.
