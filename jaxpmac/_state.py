@@ -238,6 +238,22 @@ class RNGState:
         words = (self._nonce, *self._pending)
         return self._dyn_traced is None and all(w.is_static(x) for x in words)
 
+    def _message(self) -> tuple:
+        return (self._nonce, self._labels, self._dyn_static, self._n_full_blocks, self._pending)
+
+    def __eq__(self, other) -> bool:
+        """Concrete states are equal when they are the same message (so they draw the same
+        streams): ``key(0).split(1, 2) == key(0).split(1).split(2)``. A state with traced
+        words equals only itself."""
+        if not isinstance(other, RNGState):
+            return NotImplemented
+        if self is other:
+            return True
+        return self.is_static and other.is_static and self._message() == other._message()
+
+    def __hash__(self) -> int:
+        return hash(self._message()) if self.is_static else id(self)
+
     def __repr__(self) -> str:
         nonce = hex(self._nonce) if w.is_static(self._nonce) else "<traced>"
         n_dynamic = WORDS_PER_BLOCK * self._n_full_blocks + len(self._pending)

@@ -167,3 +167,21 @@ def test_integer_draws_under_disable_jit_equal_the_jitted_ones():
         with jax.disable_jit():
             eager = draw()
         np.testing.assert_array_equal(np.asarray(eager), np.asarray(jitted), err_msg=name)
+
+
+def test_concrete_states_compare_by_message():
+    a = jp.key(0).split(1, 2, 3, 4, 5)
+    assert a == jp.key(0).split(1).split(2, 3).split(4, 5)
+    assert a == jp.key(0).split(1, 2, 3, 4, jnp.int32(5))
+    assert jp.key(0).split(-1) == jp.key(0).split(2**64 - 1)
+    assert a != jp.key(0).split(1, 2, 3, 4, 6)
+    assert jp.key(0).split_static("a") != jp.key(0).split_static("b")
+    assert len({a, jp.key(0).split(1, 2, 3, 4, 5), jp.key(1)}) == 2
+
+    @jax.jit
+    def compare(i):
+        traced = jp.key(0).split(i)
+        assert traced == traced and traced != jp.key(0).split(i)
+        return jp.bits(traced, (1,))
+
+    compare(3)
