@@ -263,11 +263,19 @@ class RNGState:
 
 # jax.export serializes a state argument by its pytree structure: the aux data (labels and word
 # counts, all ints) as JSON; the words are ordinary uint32 arguments.
+def _aux_to_json(aux) -> bytes:
+    labels, n_pending, n_full_blocks = aux
+    return json.dumps([list(labels), n_pending, n_full_blocks]).encode()
+
+
+def _aux_from_json(data: bytes):
+    labels, n_pending, n_full_blocks = json.loads(data)
+    return tuple(labels), n_pending, n_full_blocks
+
+
 jax.export.register_pytree_node_serialization(
-    RNGState, serialized_name="jaxpmac.RNGState",
-    serialize_auxdata=lambda aux: json.dumps([list(aux[0]), aux[1], aux[2]]).encode(),
-    deserialize_auxdata=lambda data: (lambda labels, n_pending, n_full_blocks: (
-        tuple(labels), n_pending, n_full_blocks))(*json.loads(data)))
+    RNGState, serialized_name="jaxpmac.RNGState", serialize_auxdata=_aux_to_json,
+    deserialize_auxdata=_aux_from_json)
 jax.export.register_namedtuple_serialization(w.Pair, serialized_name="jaxpmac.Pair")
 
 
