@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+from typing import Optional
 
 
 def host_cpu() -> str:
@@ -17,3 +18,15 @@ def host_cpu() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+def available_memory_bytes() -> Optional[int]:
+    """MemAvailable from /proc/meminfo; None where there is none."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None

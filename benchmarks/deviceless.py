@@ -69,7 +69,7 @@ import tempfile
 import time
 from typing import Optional
 
-from benchmarks._host import host_cpu
+from benchmarks._host import available_memory_bytes, host_cpu
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO_ROOT / "benchmarks" / "results" / "deviceless"
@@ -632,26 +632,15 @@ def parse_args(argv) -> argparse.Namespace:
     args = parser.parse_args(argv)
     args.programs = args.programs or (QUICK_PROGRAMS if args.quick else PROGRAMS)
     args.sizes = args.sizes or (QUICK_BULK_SIZES if args.quick else DEFAULT_BULK_SIZES)
-    if args.max_rss_gb is None and _available_memory_bytes() is not None:
-        args.max_rss_gb = round(DEFAULT_RSS_SHARE * _available_memory_bytes() / 2 ** 30, 1)
+    available = available_memory_bytes()
+    if args.max_rss_gb is None and available is not None:
+        args.max_rss_gb = round(DEFAULT_RSS_SHARE * available / 2 ** 30, 1)
     return args
 
 
 def _default_python(target: str) -> str:
     variable, fallback = DEFAULT_PYTHONS[target]
     return os.environ.get(variable, fallback)
-
-
-def _available_memory_bytes() -> Optional[int]:
-    """MemAvailable from /proc/meminfo; None where there is none."""
-    try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
 
 
 def main(argv=None) -> int:

@@ -35,7 +35,7 @@ import numpy as np
 from jax import lax
 
 import jaxpmac as jp
-from benchmarks._host import host_cpu
+from benchmarks._host import available_memory_bytes, host_cpu
 from jaxpmac import _bits
 
 DEFAULT_SIZES = tuple(2 ** k for k in range(16, 27, 2))
@@ -364,14 +364,8 @@ def free_memory_bytes() -> int:
             return int(stats["bytes_limit"] - stats.get("bytes_in_use", 0))
     except Exception:  # noqa: BLE001
         pass
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 4 << 30
+    available = available_memory_bytes()
+    return 4 << 30 if available is None else available
 
 
 def parse_size(text: str) -> int:
