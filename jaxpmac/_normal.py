@@ -222,11 +222,8 @@ def _product(factor: jax.Array, z: jax.Array) -> jax.Array:
     d = z.shape[-1]
     lanes = _PRODUCT_LANES[z.dtype.itemsize]
 
-    def term(j):
-        return factor[..., :, j] * z[..., j, None]
-
     def rounded_term(j):
-        return _fixed_math.rounded(term(j), z[..., j, None])
+        return _fixed_math.rounded(factor[..., :, j] * z[..., j, None], z[..., j, None])
 
     groups = d // lanes
     total = None
