@@ -9,6 +9,10 @@ differently across versions and has no public helper for:
 
 Every reader here either returns what the pass needs or raises :class:`UnreadableEquation`,
 which says which primitive, which jax and what to do -- never a ``KeyError`` from inside the pass.
+
+It also holds jaxpmac's one use of a JAX internal, :func:`register_prng_name`: JAX resolves
+``impl="<name>"`` only through a private registry of implementations, and checkpointing libraries
+(orbax) restore a typed key by that name.
 """
 
 from __future__ import annotations
@@ -65,3 +69,29 @@ def scan_options(params) -> dict:
         return {name: params[name] for name in ("length", "reverse", "unroll")}
     except KeyError:
         raise unreadable("scan", params, "'length', 'reverse' and 'unroll'") from None
+
+
+def register_prng_name(spec) -> bool:
+    """Make ``spec``'s name resolve to it wherever JAX accepts an implementation's name.
+
+    ``jax.random.key(seed, impl="pmac")`` and ``jax.random.wrap_key_data(data, impl="pmac")``
+    look the name up in ``jax._src.random.prng.prngs``, which only JAX's own implementations
+    join (``register_prng`` is not public). Orbax saves a typed key's implementation as
+    ``str(jax.random.key_impl(key))`` and restores it by that name, so without this a checkpoint
+    holding jaxpmac keys saves but cannot be restored. Returns whether the name is registered:
+    on a jax whose internals moved it is not, and only lookups by name fail (with JAX's own
+    "unrecognized PRNG implementation"); passing ``impl=jaxpmac.prng_impl`` always works.
+    """
+    try:
+        from jax._src.random import prng as jax_prng
+    except ImportError:
+        return False
+    registry = getattr(jax_prng, "prngs", None)
+    impl = getattr(spec, "_impl", None)    # define_prng_impl wraps the PRNGImpl in a PRNGSpec
+    if (not isinstance(registry, dict) or not callable(getattr(jax_prng, "register_prng", None))
+            or not isinstance(getattr(impl, "name", None), str)):
+        return False
+    if registry.get(impl.name) is not impl:
+        registry.pop(impl.name, None)   # a reloaded jaxpmac replaces its earlier impl
+        jax_prng.register_prng(impl)
+    return True

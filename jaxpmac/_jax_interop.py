@@ -22,6 +22,7 @@ from jax.extend import random as jex_random
 
 from jaxpmac import _bits
 from jaxpmac import _inputs
+from jaxpmac import _jax_compat
 from jaxpmac import _lowering
 from jaxpmac import _stream
 from jaxpmac import _threefish as tf
@@ -175,9 +176,13 @@ def _fold_in(data, message):
     return _fold_in_data(data, message)
 
 
+# Its name is its tag: orbax saves a key's implementation as str(key_impl), the tag, and
+# restores it by name.
+IMPL_NAME = "pmac"
 prng_impl = jex_random.define_prng_impl(
     key_shape=KEY_SHAPE, seed=_seed, split=_split, random_bits=_random_bits, fold_in=_fold_in,
-    name="jaxpmac", tag="pmac")
+    name=IMPL_NAME, tag=IMPL_NAME)
+_jax_compat.register_prng_name(prng_impl)
 
 
 # -- public helpers -----------------------------------------------------------------------
@@ -213,7 +218,8 @@ def as_jax_key(state: RNGState) -> jax.Array:
 def _check_key(key) -> jax.Array:
     is_typed_key = (isinstance(key, jax.Array)
                     and jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key))
-    if not is_typed_key or jax.random.key_impl(key) != prng_impl:
+    # key_impl gives a registered implementation's name, an unregistered one's PRNGSpec.
+    if not is_typed_key or jax.random.key_impl(key) not in (IMPL_NAME, prng_impl):
         received = (f"a key of impl {jax.random.key_impl(key)}" if is_typed_key
                     else _inputs.describe(key))
         raise TypeError(f"fold_in_uids key accepts {KEY_ACCEPTS}, but was given {received}")

@@ -5,6 +5,9 @@ n)[i]`` is ``fold_in(k, i)``, ``jax.random.key(seed, impl=prng_impl)`` is ``as_j
 seed))`` -- under jit, vmap, scan and grad of the surrounding code.
 """
 
+import pathlib
+import tempfile
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -209,7 +212,7 @@ class SerializationTest(chex.TestCase):
         state = jp.key(3).split_static("a").split(1, 2, 3, 4, 5)
         for original in (key, keys):
             back = pickle.loads(pickle.dumps(original))
-            self.assertEqual(jax.random.key_impl(back), jp.prng_impl)
+            self.assertEqual(jax.random.key_impl(back), "pmac")
             draw = jax.vmap(lambda k: jax.random.bits(k, (5,)))
             np.testing.assert_array_equal(draw(back.reshape(-1)), draw(original.reshape(-1)))
         back = pickle.loads(pickle.dumps(state))
@@ -237,6 +240,46 @@ class SerializationTest(chex.TestCase):
         fresh = nnx.Rngs(0)
         nnx.update(fresh, restored)
         np.testing.assert_array_equal(fresh.normal((3,)), rngs.normal((3,)))
+
+    def test_orbax_round_trip_of_a_models_rngs(self):
+        # Orbax stores a typed key's data with its implementation's name and restores it by
+        # that name, so the restored model's dropout draws exactly what the original's would.
+        import orbax.checkpoint as ocp
+        from flax import nnx
+
+        class Model(nnx.Module):
+            def __init__(self, rngs):
+                self.linear = nnx.Linear(3, 4, rngs=rngs)
+                self.dropout = nnx.Dropout(0.5, rngs=rngs)
+
+            def __call__(self, x):
+                return self.dropout(self.linear(x))
+
+        model = Model(nnx.Rngs(jax.random.key(0, impl=jp.prng_impl)))
+        x = jnp.ones((2, 3))
+        model(x)                                   # advance the dropout stream before saving
+        checkpointer = ocp.StandardCheckpointer()
+        with tempfile.TemporaryDirectory() as folder:
+            path = pathlib.Path(folder) / "checkpoint"
+            checkpointer.save(path, nnx.state(model))
+            checkpointer.wait_until_finished()
+            abstract = nnx.eval_shape(
+                lambda: Model(nnx.Rngs(jax.random.key(1, impl=jp.prng_impl))))
+            restored_state = checkpointer.restore(path, nnx.state(abstract))
+        restored = nnx.merge(nnx.graphdef(abstract), restored_state)
+        np.testing.assert_array_equal(restored(x), model(x))
+        np.testing.assert_array_equal(restored(x), model(x))
+
+    def test_the_impl_is_found_by_its_name(self):
+        # As for JAX's own implementations, key_impl gives the registered name.
+        by_name = jax.random.key(7, impl="pmac")
+        self.assertEqual(jax.random.key_impl(by_name), "pmac")
+        self.assertEqual(jax.random.key_impl(jax.random.key(7, impl=jp.prng_impl)), "pmac")
+        self.assertEqual(by_name.dtype, jax.random.key(7, impl=jp.prng_impl).dtype)
+        data = jax.random.key_data(jp.as_jax_key(jp.key(7).split(3)))
+        np.testing.assert_array_equal(
+            jax.random.bits(jax.random.wrap_key_data(data, impl="pmac"), (4,)),
+            jp.bits(jp.key(7).split(3), (4,)))
 
     def test_export_serializes_state_arguments(self):
         from jax import export
