@@ -4,6 +4,7 @@ Copied from the repository's test data ``tests/data/conformance/`` so the packag
 at run time: Threefish-256 vectors from Hail's RandomSuite, and values produced by Hail 0.2.139.
 ``STREAM_CASES`` are stream words of docs/spec.md section 2 computed by the pure-Python reference
 oracle (tests/reference_oracle.py), which itself reproduces every Hail value above.
+``RANDOM123_THREEFRY4X64`` are Random123's published Threefry-4x64 answers.
 """
 
 # (key, tweak, plaintext, ciphertext), 20 rounds.
@@ -75,4 +76,28 @@ STREAM_CASES = (
     (0xffffffffffffffff, (7, 'ü'), (0, 1, 2, 3, 4, 5, 6, 7, 8),
      (0xaf57abe407198dff, 0x2831aa575733764f, 0x586ef63db436e2d0, 0xa787681b34e15c09,
       0xcb62764a11b7e85c, 0x9d136f10c36dc41e, 0xe46f19153d9c525c, 0x1957ab7769a9325c)),
+)
+
+# Random123's known answers for Threefry-4x64 (its kat_vectors file: D. E. Shaw Research,
+# Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC 2011). Threefry-4x64-R is
+# Threefish-256 with R rounds and a zero tweak, so these check the cipher independently of Hail,
+# at our 20 rounds and at Threefish's full 72. The inputs are Random123's: zeros, all ones, and
+# the hexadecimal digits of pi. Fields: (rounds, key, plaintext (Random123's counter), ciphertext).
+_PI_COUNTER = (0x243F6A8885A308D3, 0x13198A2E03707344, 0xA4093822299F31D0, 0x082EFA98EC4E6C89)
+_PI_KEY = (0x452821E638D01377, 0xBE5466CF34E90C6C, 0xBE5466CF34E90C6C, 0xC0AC29B7C97C50DD)
+_ZEROS = (0,) * 4
+_ONES = (2**64 - 1,) * 4
+RANDOM123_THREEFRY4X64 = (
+    (20, _ZEROS, _ZEROS,
+     (0x09218EBDE6C85537, 0x55941F5266D86105, 0x4BD25E16282434DC, 0xEE29EC846BD2E40B)),
+    (20, _ONES, _ONES,
+     (0x29C24097942BBA1B, 0x0371BBFB0F6F4E11, 0x3C231FFA33F83A1C, 0xCD29113FDE32D168)),
+    (20, _PI_KEY, _PI_COUNTER,
+     (0xA7E8FDE591651BD9, 0xBAAFD0C30138319B, 0x84A5C1A729E685B9, 0x901D406CCEBC1BA4)),
+    (72, _ZEROS, _ZEROS,
+     (0x94EEEA8B1F2ADA84, 0xADF103313EAE6670, 0x952419A1F4B16D53, 0xD83F13E63C9F6B11)),
+    (72, _ONES, _ONES,
+     (0x11518C034BC1FF4C, 0x193F10B8BCDCC9F7, 0xD024229CB58F20D8, 0x563ED6E48E05183F)),
+    (72, _PI_KEY, _PI_COUNTER,
+     (0xACF412CCAA3B2270, 0xC9E99BD53F2E9173, 0x43DAD469DC825948, 0xFBB19D06C8A2B4DC)),
 )

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from conftest import (hex_words, load_conformance, pair_arrays, property_settings, ro,
                       u64_array, u64_words, words_from_pair)
+from jaxpmac import _known_answers as known
 from jaxpmac import _threefish as tf
 from jaxpmac import _words as w
 
@@ -187,6 +188,23 @@ def test_known_answers_native_paths(unrolled):
     outputs = _native_outputs(keys, tweaks, blocks, unrolled)
     _check_known_answers(outputs)
     _check_all(outputs, _expected(keys, tweaks, blocks), N_PATHS[True, unrolled])
+
+
+@pytest.mark.parametrize("rounds,key,block,expected", known.RANDOM123_THREEFRY4X64)
+@pytest.mark.parametrize("native", [False, True])
+@pytest.mark.parametrize("rolled", [False, True])
+def test_random123_threefry4x64_vectors(rounds, key, block, expected, native, rolled):
+    # Threefry-4x64-R (Random123) is Threefish-256 with a zero tweak: Python ints, then the
+    # compiled cipher on dynamic words, rolled and unrolled, on pairs and on uint64 words.
+    assert tf.encrypt(key, (0, 0), block, rounds=rounds) == expected
+    dynamic = [w.Pair(*map(jnp.asarray, w.pair_const(x))) for x in block]
+    with jax.enable_x64(native):
+        if native:
+            dynamic = [jnp.asarray(x, jnp.uint64) for x in block]
+        out = jax.jit(lambda b: tf.encrypt_words(key, (0, 0), b, native=native, rolled=rolled,
+                                                 rounds=rounds))(dynamic)
+        got = tuple(int(x) if native else int(x.hi) << 32 | int(x.lo) for x in out)
+    assert got == expected
 
 
 def test_x64_setting_is_restored():
