@@ -29,11 +29,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax._src import config as jax_config
-from jax._src import core as jcore
-from jax._src.ad_util import Zero
-from jax._src.interpreters import ad, batching
 from jax.extend.core import Primitive
+from jax.interpreters import ad, batching
 
 from jaxpmac import _inputs
 from jaxpmac import _state
@@ -68,7 +65,7 @@ def sampler(name: str) -> Callable:
 
 class _Roots(threading.local):
     def __init__(self):
-        self.stack: list[dict] = []
+        self.depth = 0      # how many randomized functions this thread is tracing
 
 
 _ROOTS = _Roots()
@@ -76,13 +73,10 @@ _ROOTS = _Roots()
 # JAX caches traced sub-jaxprs (jit, scan bodies) by function and shapes. Within one randomized
 # call that reuse is harmless (a draw's trace holds no lanes; see the module docstring), but a
 # jaxpr holding draws must never be reused outside a randomized call, where no pass elaborates
-# it: each call traces under a fresh value of this trace-context option, which is part of JAX's
-# cache keys, so a later plain call of the same function retraces and its keyless draw raises.
+# it: each call traces under a fresh value of this user context, which is part of JAX's cache
+# keys, so a later plain call of the same function retraces and its keyless draw raises.
 # (Only tracing misses the caches; the explicit samplers run afterwards, outside it.)
-_TRACE_TOKEN = jax_config.int_state(
-    "jaxpmac_implicit_trace_token", 0,
-    "Internal to jaxpmac.randomized: distinguishes the traces of randomized calls.",
-    include_in_trace_context=True)
+_TRACE_TOKEN = jax.make_user_context(default_value=0)
 _TOKENS = itertools.count(1)
 
 
@@ -91,11 +85,11 @@ def root_context():
     """Marks the dynamic extent of a ``randomized`` function's tracing (keyless draws work only
     inside it), under a fresh trace token."""
     with _TRACE_TOKEN(next(_TOKENS)):
-        _ROOTS.stack.append(jcore.trace_ctx.trace)
+        _ROOTS.depth += 1
         try:
             yield
         finally:
-            _ROOTS.stack.pop()
+            _ROOTS.depth -= 1
 
 
 # -- the primitive ---------------------------------------------------------------------------
@@ -113,7 +107,7 @@ def _draw_impl(*args, **params):
 def _draw_abstract_eval(*avals, sampler, static, operand_names, base_shape, dtype, batch_ndim):
     del sampler, static, operand_names
     uids = avals[-1]
-    return jcore.ShapedArray(tuple(uids.shape[:batch_ndim]) + tuple(base_shape), dtype)
+    return jax.core.ShapedArray(tuple(uids.shape[:batch_ndim]) + tuple(base_shape), dtype)
 
 
 def _draw_batcher(axis_data, vals, dims, *, batch_ndim, **params):
@@ -128,7 +122,7 @@ def _draw_batcher(axis_data, vals, dims, *, batch_ndim, **params):
         lane = lax.broadcast_in_dim(lax.iota(jnp.int32, size), uids.shape[:-1] + (1,), (0,))
         uids = lax.concatenate([lane, uids], uids.ndim - 1)
     else:
-        uids = batching.moveaxis(uids, uids_dim, 0)
+        uids = jnp.moveaxis(uids, uids_dim, 0)
     out = draw_p.bind(*operands, uids, batch_ndim=batch_ndim + 1, **params)
     return out, 0
 
@@ -136,7 +130,7 @@ def _draw_batcher(axis_data, vals, dims, *, batch_ndim, **params):
 def _draw_jvp(primals, tangents, **params):
     del tangents
     out = draw_p.bind(*primals, **params)
-    return out, Zero.from_primal_value(out)
+    return out, ad.Zero.from_primal_value(out)
 
 
 draw_p.def_impl(_draw_impl)
@@ -174,7 +168,7 @@ def _check_concrete_values(sample: Callable, operands: list) -> None:
     which could then only clip or flag it, so the explicit sampler is traced here (abstractly,
     nothing is computed) with the concrete operands closed over, as the explicit call
     ``jaxpmac.<sampler>(state, ...)`` would see them."""
-    concrete = [not isinstance(x, jcore.Tracer) for x in operands]
+    concrete = [not isinstance(x, jax.core.Tracer) for x in operands]
     if not any(concrete):
         return
 
@@ -194,7 +188,7 @@ def split_kwargs(static, operand_names, operands) -> dict[str, Any]:
 
 def draw(sampler_name: str, **kwargs) -> jax.Array:
     """Binds a keyless draw of ``jaxpmac.<sampler_name>(state, **kwargs)``."""
-    if not _ROOTS.stack:
+    if not _ROOTS.depth:
         raise RuntimeError(
             f"jaxpmac.rand.{sampler_name} draws without a state and works only inside a "
             "function transformed by jaxpmac.randomized (which threads the state), but was "
