@@ -53,7 +53,7 @@ def check_stream_dtype(dtype, *, name: str) -> np.dtype:
         raise TypeError(f"{name} dtype accepts {DTYPE_ACCEPTS}, but was given {dtype!r}") from None
     if dtype not in [jnp.dtype(d) for d in _stream.STREAM_DTYPES]:
         raise TypeError(f"{name} dtype accepts {DTYPE_ACCEPTS}, but was given {dtype}")
-    if dtype == jnp.uint64 and not jax.config.jax_enable_x64:
+    if dtype == jnp.uint64 and not w.x64_enabled():
         raise TypeError(f"{name} dtype uint64 needs 64-bit types: enable them with "
                         f"jax.config.update('jax_enable_x64', True), or draw uint32")
     return dtype
@@ -75,7 +75,7 @@ def check_offset(offset, *, name: str) -> w.Word:
 
 def use_native_words() -> bool:
     """The native-uint64 cipher path runs whenever 64-bit types are enabled."""
-    return bool(jax.config.jax_enable_x64)
+    return w.x64_enabled()
 
 
 def _offset_blocks(offset, per_block: int):

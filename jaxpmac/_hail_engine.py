@@ -246,11 +246,11 @@ def rounded(product: jax.Array) -> jax.Array:
 
 
 def float_dtype():
-    return jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
+    return jnp.float64 if w.x64_enabled() else jnp.float32
 
 
 def bits_to_float(bits: w.Pair) -> jax.Array:
-    return bits_to_float64(bits) if jax.config.jax_enable_x64 else bits_to_float32(bits)
+    return bits_to_float64(bits) if w.x64_enabled() else bits_to_float32(bits)
 
 
 # -- Hail's functions ---------------------------------------------------------------------------

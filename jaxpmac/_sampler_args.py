@@ -12,6 +12,7 @@ import numpy as np
 
 from jaxpmac import _bits
 from jaxpmac import _inputs
+from jaxpmac._words import x64_enabled  # the samplers read the flag through here
 
 FLOAT_ACCEPTS = "float16, bfloat16, float32 or float64 (float64 needs jax_enable_x64)"
 INT_ACCEPTS = ("int8, int16, int32, int64, uint8, uint16, uint32 or uint64 "
@@ -20,10 +21,6 @@ INT_ACCEPTS = ("int8, int16, int32, int64, uint8, uint16, uint32 or uint64 "
 _FLOATS = tuple(jnp.dtype(d) for d in (jnp.float16, jnp.bfloat16, jnp.float32, jnp.float64))
 _INTS = tuple(jnp.dtype(d) for d in (jnp.int8, jnp.int16, jnp.int32, jnp.int64,
                                      jnp.uint8, jnp.uint16, jnp.uint32, jnp.uint64))
-
-
-def x64_enabled() -> bool:
-    return bool(jax.config.jax_enable_x64)
 
 
 def _output_dtype(dtype, *, name: str, builtin, allowed, accepts: str, narrow: str) -> np.dtype:

@@ -398,7 +398,7 @@ def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word,
     # Imported here: _stream_lanes builds on this module's block functions.
     from jaxpmac._lowering import _stream_lanes
 
-    x64 = bool(jax.config.jax_enable_x64)
+    x64 = w.x64_enabled()
     shape = (n,) if shape is None else tuple(shape)
     if n == 0:
         return jnp.zeros((0,), mapped_dtype(word_map, dtype, x64=x64))

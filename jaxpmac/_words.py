@@ -25,6 +25,11 @@ MASK64 = (1 << 64) - 1
 MASK32 = (1 << 32) - 1
 
 
+def x64_enabled() -> bool:
+    """Whether ``jax_enable_x64`` is on: the one place jaxpmac reads the flag."""
+    return bool(jax.config.jax_enable_x64)
+
+
 class Pair(NamedTuple):
     """A 64-bit word carried as two ``uint32`` arrays of the same shape: ``hi << 32 | lo``."""
 

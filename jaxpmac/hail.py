@@ -244,7 +244,7 @@ def rand_int64(state) -> jax.Array:
         1217282681397866191
     """
     check_state(state, name="rand_int64")
-    if not jax.config.jax_enable_x64:
+    if not w.x64_enabled():
         raise TypeError("rand_int64 returns int64, which needs 64-bit types: " + X64_HINT
                         + "; with them off, jaxpmac.bits(state, (2,), jnp.uint32) gives the "
                         "same word as (low half, high half)")
@@ -277,7 +277,7 @@ def rand_bool(state, p) -> jax.Array:
     check_state(state, name="rand_bool")
     p = _check_real(p, name="rand_bool p")
     final_tweak, h = engine.state_hash(state)
-    if jax.config.jax_enable_x64:
+    if w.x64_enabled():
         return engine.bernoulli_x64(h, p, final_tweak=final_tweak)
     if _inputs.is_traced(p):
         p_bits = engine.positive_float32_as_double_bits(jnp.asarray(p))

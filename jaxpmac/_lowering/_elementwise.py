@@ -94,7 +94,7 @@ def stream_window(h, final_tweak, first_block, skip, *, shape: tuple[int, ...], 
     per_block = BLOCK_WORDS * per_word
     if math.prod(shape) == 0:
         return jnp.zeros(shape, dtype)
-    with jax.enable_x64(wide or bool(jax.config.jax_enable_x64)):
+    with jax.enable_x64(wide or w.x64_enabled()):
         def word(x):
             return x if w.is_static(x) else (w.to_u64(x) if wide else w.to_pair(x))
 
