@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxpmac import _limbs as limbs
 from jaxpmac import _threefish as tf
 from jaxpmac import _words as w
 from jaxpmac._state import RNGState
@@ -93,32 +94,9 @@ def select(pred, on_true: w.Pair, on_false: w.Pair) -> w.Pair:
     return w.Pair(jnp.where(pred, on_true.hi, on_false.hi), jnp.where(pred, on_true.lo, on_false.lo))
 
 
-def trailing_zeros_of_limbs(limbs) -> jax.Array:
-    """Trailing zeros of the number with these ``uint32`` limbs (least significant first); all
-    ``32 * len(limbs)`` bits when it is zero.
-
-    ``~x & (x - 1)`` has ones exactly at ``x``'s trailing zeros (all bits when ``x == 0``): here
-    ``x - 1`` is taken limb by limb with its borrow, and the ones are counted per limb; no
-    ``select`` is emitted. Why: vmapped, XLA's CPU backend emits a draw -- the unrolled cipher
-    and what reads its words -- as one loop over the batch, which LLVM's loop vectorizer plans.
-    In jax 0.12 that planning took time exponential in the cipher's depth (about 20x per four
-    rounds; ~90% of it in ``vputils::onlyFirstLaneUsed``, which recurses through users without
-    memo) when the cipher's words fed the chain of ``is_zero`` and ``select`` that picked
-    ``rand_unif``'s exponent word: vmapped ``rand_unif`` and ``rand_bool`` compiled in 12 s
-    with x64 off and 150 s with it on, against 0.1 s on jax 0.10. Counted this way, 0.1 s.
-    """
-    total, borrow = None, np.uint32(1)
-    for x in limbs:
-        # With no borrow in, ~x & x is 0: the limb adds nothing, as it should.
-        count = lax.population_count(~x & (x - borrow)).astype(I32)
-        total = count if total is None else total + count
-        borrow = borrow & (x == 0).astype(U32)
-    return total
-
-
 def trailing_zeros(word: w.Pair) -> jax.Array:
     """Java's ``Long.numberOfTrailingZeros``: 64 for a zero word (Hail relies on that)."""
-    return trailing_zeros_of_limbs((word.lo, word.hi))
+    return limbs.trailing_zeros((word.lo, word.hi))
 
 
 def shift_right(word: w.Pair, k: jax.Array) -> w.Pair:
@@ -144,16 +122,6 @@ def low_bits_nonzero(word: w.Pair, k: jax.Array) -> jax.Array:
 def less(a: w.Pair, b: w.Pair) -> jax.Array:
     """Unsigned 64-bit ``a < b``."""
     return (a.hi < b.hi) | ((a.hi == b.hi) & (a.lo < b.lo))
-
-
-def mul_wide(a: jax.Array, b: jax.Array) -> w.Pair:
-    """The exact 64-bit product of two ``uint32`` arrays, from 16-bit limbs."""
-    mask16 = np.uint32(0xFFFF)
-    a_lo, a_hi, b_lo, b_hi = a & mask16, a >> 16, b & mask16, b >> 16
-    lo_lo, lo_hi, hi_lo, hi_hi = a_lo * b_lo, a_lo * b_hi, a_hi * b_lo, a_hi * b_hi
-    middle = (lo_lo >> 16) + (lo_hi & mask16) + (hi_lo & mask16)   # < 3 * 2**16: no overflow
-    return w.Pair(hi_hi + (lo_hi >> 16) + (hi_lo >> 16) + (middle >> 16),
-                  (middle << 16) | (lo_lo & mask16))
 
 
 # -- IEEE bit patterns --------------------------------------------------------------------------
@@ -264,10 +232,10 @@ def unit_uniform_bits(block0: tuple[w.Pair, ...]) -> w.Pair:
     Hail lowers the exponent by 64 per zero word, then by the trailing zeros of the first
     nonzero one (64 if all are zero): that is the trailing zeros of the 256-bit number with
     ``T_0[3]`` as its lowest word, counted without a ``select`` (see
-    :func:`trailing_zeros_of_limbs` for why).
+    :func:`jaxpmac._limbs.trailing_zeros` for why).
     """
     w0, w1, w2, w3 = block0
-    zeros = trailing_zeros_of_limbs((w3.lo, w3.hi, w2.lo, w2.hi, w1.lo, w1.hi, w0.lo, w0.hi))
+    zeros = limbs.trailing_zeros((w3.lo, w3.hi, w2.lo, w2.hi, w1.lo, w1.hi, w0.lo, w0.hi))
     # Java's numberOfTrailingZeros(0) is 64, so four zero words give exponent 1022 - 256.
     return double_bits(jnp.int32(UNIT_EXPONENT) - zeros, significand(w0))
 
@@ -314,12 +282,12 @@ def bounded_int32(h, n, *, final_tweak: int) -> jax.Array:
     n = jnp.asarray(n).astype(I32)
     n_bits = lax.bitcast_convert_type(n, U32)
     x, low_extra, high_extra = w0.hi, w0.lo, w1.hi
-    product = mul_wide(n_bits, x)
+    product = w.Pair(*limbs.mul32(n_bits, x))
     result, fraction = product.hi, product.lo
     early = fraction < (np.uint32(0) - n_bits)        # fraction < 2**32 - n
     # multHigh = ((n * lowExtra) >>> 32 + n * highExtra) >>> 32, in 64-bit arithmetic.
-    carried = mul_wide(n_bits, low_extra).hi
-    extra = mul_wide(n_bits, high_extra)
+    carried = limbs.mul32(n_bits, low_extra)[0]
+    extra = w.Pair(*limbs.mul32(n_bits, high_extra))
     extra_lo = extra.lo + carried
     mult_high = extra.hi + (extra_lo < carried).astype(U32)
     carry = ((fraction + mult_high) < fraction).astype(U32)

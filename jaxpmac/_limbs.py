@@ -1,7 +1,8 @@
 """Multi-word unsigned integers as little-endian lists of ``uint32`` arrays ("limbs").
 
 Used by ``randint`` for the wide multiply ``floor(x * R / 2**K)`` with 64- and 128-bit ``x``
-and up to 65-bit ``R``, with 64-bit types on or off.
+and up to 65-bit ``R``, with 64-bit types on or off, and by Hail's engine for its 32x32->64
+products and trailing-zero counts: the one implementation of each.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 _MASK16 = np.uint32(0xFFFF)
 _SIXTEEN = np.uint32(16)
@@ -25,6 +27,26 @@ def mul32(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
     lo_carry = (lo < p00).astype(jnp.uint32)
     hi = p11 + (mid >> _SIXTEEN) + (mid_carry << _SIXTEEN) + lo_carry
     return hi, lo
+
+
+def trailing_zeros(limbs) -> jax.Array:
+    """Trailing zeros of the number with these ``uint32`` limbs (least significant first); all
+    ``32 * len(limbs)`` bits when it is zero.
+
+    ``~x & (x - 1)`` has ones exactly at ``x``'s trailing zeros (all bits when ``x == 0``): here
+    ``x - 1`` is taken limb by limb with its borrow, and the ones are counted per limb. No
+    ``select`` is emitted: vmapped, XLA's CPU backend emits a draw as one loop over the batch,
+    and under jax 0.12 LLVM's loop vectorizer took time exponential in the cipher's depth to
+    plan a chain of selects fed by the cipher's words (see benchmarks/README.md, "Compile time
+    of vmapped Hail draws").
+    """
+    total, borrow = None, np.uint32(1)
+    for x in limbs:
+        # With no borrow in, ~x & x is 0: the limb adds nothing, as it should.
+        count = lax.population_count(~x & (x - borrow)).astype(jnp.int32)
+        total = count if total is None else total + count
+        borrow = borrow & (x == 0).astype(jnp.uint32)
+    return total
 
 
 def _add_at(acc: list, position: int, value) -> None:
