@@ -77,8 +77,8 @@ def output_block(h, final_tweak: int, index) -> tuple[w.Pair, ...]:
     than any of Hail's functions reads from one state).
     """
     counter = index if isinstance(index, int) else w.Pair(jnp.zeros_like(index), index)
-    # Unrolled on every backend: for one block per state it compiles ~4x faster than the
-    # rolled CPU lowering and ran as fast or faster (vmapped over 2e5 states, 2-core CPU).
+    # Unrolled on every backend: for one block per state it compiles faster than the rolled
+    # CPU lowering and runs as fast (benchmarks/README.md, "Constants of the CPU lowering").
     words = tf.encrypt_words(tf.GENERATOR_KEY, (final_tweak, counter), h, native=False,
                              rolled=False)
     return tuple(w.to_pair(word) for word in words)

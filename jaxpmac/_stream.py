@@ -29,8 +29,8 @@ BLOCK_BITS = 256
 
 # Blocks per step of the CPU lowering: the cipher's four uint64 words of state for 4096 blocks
 # (128 KiB) stay in the L2 cache across the five injection groups, where whole-array passes
-# would stream every group through memory (measured ~2x on a 2-core x86 CPU; 4096 blocks
-# 5-10% faster than 1024 from 2**16 to 2**22 values, 8192 within noise of 4096).
+# would stream every group through memory; larger chunks leave the cache (benchmarks/README.md,
+# "Constants of the CPU lowering").
 CPU_CHUNK_BLOCKS = 4096
 # Smaller draws take smaller chunks (chunk_blocks), down to this: from 512 blocks down the
 # cipher runs two rounds a step instead of four (_threefish._rounds_per_step), more steps.
@@ -42,10 +42,10 @@ def chunk_blocks(n_blocks: int) -> int:
 
     ``CPU_CHUNK_BLOCKS``, or for small draws the largest power of two at most a sixth of the
     draw (not under ``MIN_CPU_CHUNK_BLOCKS``). Why: a chunk's working set, its four words and
-    their next values, is about 86 bytes a block (measured), against 32 bytes of output a
-    block; a chunk of at most a sixth of the draw keeps the peak under 1.5x the output. With
-    4096-block chunks, 2**16 uint32 values peaked at 2.38x, 2**17 at 1.69x (now 1.35x each);
-    the time is the same within noise at those sizes.
+    their next values, is several times the 32 bytes of output a block, so a full-size chunk
+    would dominate the peak memory of a small draw; a chunk of at most a sixth of the draw
+    keeps it a small part of the peak, at no cost in time (benchmarks/README.md, "Constants of
+    the CPU lowering").
     """
     sixth = max(n_blocks // 6, MIN_CPU_CHUNK_BLOCKS)
     return min(CPU_CHUNK_BLOCKS, 1 << (sixth.bit_length() - 1))
@@ -80,7 +80,8 @@ def blocks_to_stream(words: Sequence[w.Word], dtype) -> jax.Array:
     """Four output words, each ``[n_blocks]``, as the flat stream of ``dtype`` elements.
 
     (Splitting stacked ``uint64`` words by a bitcast instead of this interleave of half-words
-    was measured on a 2-core x86 CPU: no faster for uint32, 20-25% slower for uint8/uint16.)
+    was no faster for uint32 and slower for uint8/uint16: benchmarks/README.md, "Constants of
+    the CPU lowering".)
     """
     dtype = jnp.dtype(dtype)
     if dtype == jnp.uint64:
@@ -116,8 +117,8 @@ def mapped_dtype(word_map, dtype, *, x64: bool) -> np.dtype:
 
 # One-word maps (a sampler's function of each stream word) on draws of at least this many
 # elements run as their own pass after the chunk loop instead of inside it (see
-# map_after_loop). Below it the pass's own overhead outweighs a second core (measured on a
-# 2-core x86 CPU: normal and exponential 5-25% slower at 2**16 elements, faster from 2**18).
+# map_after_loop). Below it the pass's own overhead outweighs a second core
+# (benchmarks/README.md, "Constants of the CPU lowering").
 MAP_AFTER_LOOP_MIN_ELEMENTS = 1 << 17
 
 
@@ -263,8 +264,8 @@ def chunked_in_place(h, final_tweak, first_block, skip, n: int, dtype, *, word_m
 
     # Chunks whose values start and end on block boundaries are whole blocks. Any other chunk
     # is cut out of the blocks that hold it (a slice fused into the chunk's write): cutting the
-    # whole stream after the loop was a copy, 2.08x the output's memory for every size that
-    # is not a multiple of a block.
+    # whole stream after the loop was a copy of the output for every size that is not a
+    # multiple of a block (benchmarks/README.md, "Constants of the CPU lowering").
     offsets = (values_per_chunk, boxes.last_start * inner,
                axis_values if stream_outers > 1 else 0)
     whole = (isinstance(skip, int) and skip == 0
@@ -317,10 +318,10 @@ def _cut_chunk(stream: jax.Array, skip: jax.Array, skips, n: int) -> jax.Array:
     all the values it can take (known at trace time), or None.
 
     Why not always a slice at ``skip``: of 8-bit elements, XLA emits that slice element by
-    element (uint8 draws ran 25% slower), while slices at static starts are vectorised. With
-    one possible start, or two (a draw of whole rows: the chunks' and the last chunk's), the
-    cut is such slices. (Two slices of wider elements made XLA write the stream out first:
-    uint32 draws 10% slower, so they keep the one slice at ``skip``.)
+    element, while slices at static starts are vectorised. With one possible start, or two (a
+    draw of whole rows: the chunks' and the last chunk's), the cut is such slices. (Two slices
+    of wider elements made XLA write the stream out first, which was slower, so they keep the
+    one slice at ``skip``: benchmarks/README.md, "Constants of the CPU lowering".)
     """
     if skips is not None and len(skips) == 1:
         return stream[skips[0]:skips[0] + n]
@@ -332,9 +333,10 @@ def _cut_chunk(stream: jax.Array, skip: jax.Array, skips, n: int) -> jax.Array:
 
 def _chunked_via_uint64(h, final_tweak, first_block, skip, n, n_blocks, dtype, *, word_map,
                         x64):
-    # Pair words cost ~3x the native ones on a CPU (a 64-bit add is five 32-bit ops, a
-    # rotation six), so with x64 off the CPU lowering still runs the cipher on uint64 words:
-    # enabling x64 for this trace only changes the element type inside the compiled program.
+    # Pair words cost several times the native ones on a CPU (a 64-bit add is five 32-bit ops,
+    # a rotation six; benchmarks/README.md, "Constants of the CPU lowering"), so with x64 off
+    # the CPU lowering still runs the cipher on uint64 words: enabling x64 for this trace only
+    # changes the element type inside the compiled program.
     # Inputs and outputs stay uint32 and the bits are those of the pair path (the cipher is one
     # function over both representations), so nothing outside can tell.
     with jax.enable_x64(True):
@@ -388,9 +390,9 @@ def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word,
     the rolled cipher over cache-sized chunks, where a ``vmap`` of this function (nested or
     not) runs over all the examples as lanes (``_stream_lanes.lanes_window``), a tile of
     blocks at a time (``vmap`` of the one-stream loop would hold the loop's words for every
-    block of every example at once: 2.75x the output's memory for 4096 examples of 1024
-    uint32); elsewhere the elementwise lowering (``_lowering._elementwise``), whose ``vmap`` is
-    elementwise too. The bits are the same either way.
+    block of every example at once, next to the output); elsewhere the elementwise lowering
+    (``_lowering._elementwise``), whose ``vmap`` is elementwise too. The bits are the same
+    either way.
 
     ``word_map`` (a ``_unit.WordMap``, or None) maps the elements where they are made, chunk by
     chunk or tile by tile on a CPU, so that a sampler's output is the only long array.

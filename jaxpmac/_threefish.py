@@ -119,10 +119,10 @@ def _as_dynamic(word: w.Word, shape, *, native: bool) -> w.Word:
 # blocks: one round. XLA's CPU backend compiles a while loop whose carried state is under 1 kB
 # as one kernel (its "small while loop" hoisting), so the number of steps costs nothing there,
 # and a one-round body is the smallest program. At most 512 blocks (4096 uint32 values: the
-# draw sites of a model): two rounds, about 15-20% less compile time than four for 9% more run
-# time (measured on a 2-core x86 CPU; one round: 23% less compile, 41% more run time). Larger
-# inputs, and the chunks of long streams (``_stream.CPU_CHUNK_BLOCKS``): a whole key-injection
-# group of four rounds, the fastest to run (two rounds: 25% slower at 2**20 values).
+# draw sites of a model): two rounds, which compile faster than four for a little more run
+# time (one round costs much more run time). Larger inputs, and the chunks of long streams
+# (``_stream.CPU_CHUNK_BLOCKS``): a whole key-injection group of four rounds, the fastest to
+# run (benchmarks/README.md, "Constants of the CPU lowering").
 ONE_ROUND_STEP_MAX_BLOCKS = 8
 TWO_ROUND_STEP_MAX_BLOCKS = 512
 
@@ -184,8 +184,8 @@ def _rolled_u64(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[w.W
     # round, so the loop's output is the ciphertext. Why: whatever follows the loop fuses into
     # the caller's kernels, and XLA's CPU emitter passes every operand of a fusion to every
     # one of its sub-functions; four final additions per draw, fused into a consumer of many
-    # draws, made that kernel's code grow with the square of the number of draws (a 4 MB LLVM
-    # module for 80 draws of one sum).
+    # draws, made that kernel's code grow with the square of the number of draws
+    # (benchmarks/README.md, "Constants of the CPU lowering").
     # Under shard_map the loop's words must vary over the mesh axes like its inputs.
     zero = w.zeros_varying_with((*tweak, *block), shape, jnp.uint64)
     v = inject([jnp.broadcast_to(w.to_u64(x), shape) ^ zero for x in block], subkey(ks, ts, 0))
@@ -198,12 +198,12 @@ def encrypt_rolled(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[
     """Threefish-256 as a ``lax.scan`` over steps of rounds, computed on ``uint64`` words.
 
     The lowering for XLA's CPU backend, which emits a long unrolled chain of word operations as
-    fusions that recompute shared subexpressions (a 20-round unrolled stream ran ~100x slower
-    than a loop). Each step runs one, two or four rounds (``_rounds_per_step``) and then adds
-    the subkey due after them (zero between injections); the rotation amounts and subkey rows
-    are per-step tables, so the body is one straight chain with no ``cond`` (half the program
-    of a body with a branch per group parity). The key is static (it is always the generator
-    key); tweak and block words may be static or dynamic.
+    fusions that recompute shared subexpressions, far slower than a loop. Each step runs one,
+    two or four rounds (``_rounds_per_step``) and then adds the subkey due after them (zero
+    between injections); the rotation amounts and subkey rows are per-step tables, so the body
+    is one straight chain with no ``cond``, a smaller program than a body with a branch per
+    group parity (benchmarks/README.md, "Constants of the CPU lowering"). The key is static (it
+    is always the generator key); tweak and block words may be static or dynamic.
 
     It computes on ``uint64`` even when ``native`` is False (x64 off): a pair add is five
     32-bit ops and a rotation six, against one each on uint64 lanes, and XLA's CPU backend has
@@ -226,8 +226,9 @@ def _encrypt_rolled_shared(block, *, key: tuple[int, ...], tweak: tuple[int, ...
     """:func:`encrypt_rolled` of a dynamic block under a static key and tweak, as one jitted
     function: the message hash's encryptions (a traced nonce in block 0 next to static labels,
     a full block of dynamic words) of every draw site with the same tweak share one trace and
-    one lowered function. Why: traced separately, each site's ``scan`` cost ~10 ms of tracing
-    and lowering (200 draw sites: 1.7 s before XLA started). Static block words arrive as
+    one lowered function. Why: traced separately, each site's ``scan`` added its own tracing and
+    lowering time, which dominated before XLA started on programs of many draw sites
+    (benchmarks/README.md, "Constants of the CPU lowering"). Static block words arrive as
     constants and XLA folds them after inlining the call."""
     return encrypt_rolled(key, tweak, block, rounds=rounds, native=native)
 
@@ -294,6 +295,7 @@ def _encrypt_unrolled(key, tweak, block, *, rounds: int, native: bool,
 def _encrypt_unrolled_shared(block, *, key: tuple[int, ...], tweak: tuple[int, ...],
                              rounds: int, native: bool, wide: bool) -> tuple[w.Word, ...]:
     """:func:`_encrypt_unrolled` under a static key and tweak as one jitted function, shared by
-    every draw site's message hash, as :func:`_encrypt_rolled_shared` (traced at each of 200
-    sites, the unrolled cipher took 8 s of tracing)."""
+    every draw site's message hash, as :func:`_encrypt_rolled_shared` (traced at each site,
+    the unrolled cipher's tracing dominated programs of many draw sites: benchmarks/README.md,
+    "Constants of the CPU lowering")."""
     return _encrypt_unrolled(key, tweak, block, rounds=rounds, native=native, wide=wide)

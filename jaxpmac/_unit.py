@@ -26,8 +26,8 @@ from jaxpmac import _fixed_math
 @dataclasses.dataclass(frozen=True)
 class WordMap:
     """An elementwise function of stream words, ``fn(words, fn_dtype)``, that the stream
-    applies itself, so the raw words of a long draw never exist next to its output (peak
-    memory about 1x the output instead of 2x): chunk by chunk (or vmapped tile by tile) as they
+    applies itself, so the raw words of a long draw never exist next to its output (which
+    would double the peak memory): chunk by chunk (or vmapped tile by tile) as they
     are made, or, on a CPU with one device, in one in-place pass after the chunk (or tile) loop
     that XLA spreads over all cores (``_stream.map_after_loop``). A static, hashable argument of the
     jitted stream: module-level functions, dtypes and shapes only.

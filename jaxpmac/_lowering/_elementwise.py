@@ -7,11 +7,11 @@ The whole draw is one elementwise expression of the index: no loop, no barrier, 
 blocks, so XLA fuses it into one kernel with the code that uses it, and shards it like an iota.
 
 Why not one cipher per block, then an interleave of its words: the interleave is an array with
-a minor axis of 8 that TPUs pad to 128 lanes (54x the output's bytes moved, measured on a TPU
-v5e compile), and XLA's GPU backend then splits the cipher into several kernels passing
-block-sized arrays through memory. The cost here is arithmetic: a TPU computes one cipher per
-element (8 per block of uint32), a GPU shares one between the 4 elements each thread stores
-(see ``benchmarks/README.md`` for the measured figures).
+a minor axis of 8 that TPUs pad to 128 lanes, which multiplies the bytes moved, and XLA's GPU
+backend then splits the cipher into several kernels passing block-sized arrays through
+memory. The cost here is arithmetic: a TPU computes one cipher per element (8 per block of
+uint32), a GPU shares one between the 4 elements each thread stores (benchmarks/README.md,
+"Constants of the CPU lowering").
 """
 
 from __future__ import annotations

@@ -107,11 +107,11 @@ def buffer_dtype(dtype) -> np.dtype:
 
     Why: XLA's CPU backend computes on bfloat16 in float32, and its float normalization turns
     every bfloat16 write into a buffer, and every slice of one, into a conversion of the whole
-    buffer to float32 and back: on every step of a loop (``uniform`` of 2**22 bfloat16 values
-    took 317 ms, float16 and float32 16 ms). The callers bitcast values into the buffer
-    (:func:`to_buffer`) and out of it once the buffer is final, after any cut
-    (:func:`from_buffer`), so no bit changes. The cost: that last bitcast is a copy, so a
-    bfloat16 draw peaks at ~2x its output where float16 and float32 are ~1.05x.
+    buffer to float32 and back: on every step of a loop, many times slower than float16 or
+    float32 draws. The callers bitcast values into the buffer (:func:`to_buffer`) and out of it
+    once the buffer is final, after any cut (:func:`from_buffer`), so no bit changes. The cost:
+    that last bitcast is a copy of the output, which float16 and float32 draws do not make
+    (benchmarks/README.md, "Constants of the CPU lowering").
     """
     dtype = jnp.dtype(dtype)
     return jnp.dtype(jnp.uint16) if dtype == jnp.bfloat16 else dtype
@@ -282,9 +282,10 @@ def in_strided_tiles(cell: Callable, cells, *, tile_shape: tuple[int, ...],
     ``g * (n // t) + s`` for ``g < t``. Why: a sharded output splits grid axes into
     consecutive blocks, and a strided tile spans them all, so that each device computes its
     own cells and no step writes another device's cells. With tiles of consecutive cells at a
-    traced position, XLA's SPMD partitioner gathered the whole output on every step (measured
-    500x slower with 8 CPU devices). The tile keeps the grid's axes (no flattening) for the
-    same reason: a partitioner can split a tile axis only while it is an axis of its own.
+    traced position, XLA's SPMD partitioner gathered the whole output on every step, far
+    slower (benchmarks/README.md, "Constants of the CPU lowering"). The tile keeps the grid's
+    axes (no flattening) for the same reason: a partitioner can split a tile axis only while it
+    is an axis of its own.
     """
     rank = len(tile_shape)
     leaves = jax.tree_util.tree_leaves(cells)

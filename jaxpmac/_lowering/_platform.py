@@ -6,8 +6,9 @@ jaxpmac has two lowerings of its cipher and stream, with the same bits:
   CPU backend compiles a long unrolled chain of word operations into slow code);
 * ``"elementwise"``: each output element computed from its own index by the unrolled cipher,
   one elementwise expression that GPU and TPU compilers fuse into the code that uses it, on
-  ``uint64`` words (GPUs have 64-bit adds with carry and funnel shifts: a quarter of the
-  program of 32-bit pairs, and 3-5x less compile time);
+  ``uint64`` words (GPUs have 64-bit adds with carry and funnel shifts, so the program is
+  much smaller than on 32-bit pairs and compiles faster: benchmarks/README.md, "Constants of
+  the CPU lowering");
 * ``"elementwise_pairs"``: the same on ``(hi, lo)`` uint32 pairs, for TPUs (XLA emulates
   ``uint64`` there with more operations than the pairs take).
 

@@ -1,8 +1,8 @@
 """Stream windows of many messages at once on a CPU: the lowering of a vmapped draw.
 
 ``vmap`` of the one-stream CPU lowering (``_stream``) runs its cipher loop on every block of
-every example at once, the loop's words for all of them live next to the output (2.75x the
-output's memory for 4096 examples of 1024 uint32). :func:`lanes_window` computes the same
+every example at once, the loop's words for all of them live next to the output
+(benchmarks/README.md, "Constants of the CPU lowering"). :func:`lanes_window` computes the same
 windows over an explicit axis of *lanes*, one per example, a tile of about
 :data:`TILE_BLOCKS` blocks at a time, each tile written into the output in place.
 
@@ -33,26 +33,22 @@ from jaxpmac import _stream
 from jaxpmac import _threefish as tf
 from jaxpmac import _words as w
 
-# Blocks per tile, measured on its own (not tied to _stream.CPU_CHUNK_BLOCKS): a tile step
-# also gathers its cells' words and writes a strided piece of the output, so larger steps paid
-# off up to a point (4096 examples of 1024 uint32 on a 2-core x86 CPU with 2 MB of L2 per core:
-# 16.1 ms at 1024 blocks, 15.6 at 4096, 14.3 at 8192, then 24.5 at 16384 as the working words
-# left the cache; 65536 examples of 64: 57, 43, 35, 40 ms). 4096 keeps a margin below the edge.
+# Blocks per tile, chosen on its own (not tied to _stream.CPU_CHUNK_BLOCKS): a tile step also
+# gathers its cells' words and writes a strided piece of the output, so larger steps pay off
+# until the working words leave the L2 cache; 4096 keeps a margin below that edge
+# (benchmarks/README.md, "Constants of the CPU lowering").
 TILE_BLOCKS = 4096
 
-# Tiles of fewer blocks run slower than the old batched lowering: for the vmap workload, tiles
-# of 128 / 256 / 512 / 1024 / 4096 blocks took 26.5 / 20.7 / 17.8 / 15.4 / 14.8 ms, the old
-# lowering 19-20 ms (on an idle 2-core CPU: its large fusions use both cores, a tile one).
-# Where no divisor of the lane count makes tiles this large, the lanes are padded to whole
-# tiles, at the price of a copy of the output (2x its memory at the peak).
+# Tiles of fewer blocks run slower than the old batched lowering, whose large fusions use all
+# cores where a tile uses one (benchmarks/README.md, "Constants of the CPU lowering"). Where
+# no divisor of the lane count makes tiles this large, the lanes are padded to whole tiles,
+# at the price of a copy of the output.
 MIN_TILE_BLOCKS = 512
 
 # A one-word map of the tiles runs after the tile loop (see _maps_after_loop) from this many
 # values, a smaller draw than the chunk loop's _stream.MAP_AFTER_LOOP_MIN_ELEMENTS: in a tile a
-# lane's few values are gathered from its blocks, which costs the map in the loop more.
-# Measured on a 2-core x86 CPU, normal and exponential, medians of 31, in loop / after: 1.0x
-# to 1.24x from 2**15 values (32768 examples of one value 1.08-1.09x, 8192 of four 0.93-1.16x,
-# 512 of 200 1.07-1.13x), 0.92x at 2**12-2**14 values in lanes of four.
+# lane's few values are gathered from its blocks, which costs the map in the loop more
+# (benchmarks/README.md, "Constants of the CPU lowering").
 LANES_MAP_AFTER_LOOP_MIN_ELEMENTS = 1 << 15
 
 # Tiles span this many lanes, and parts of a lane, where the shapes allow: a sharded output's
@@ -158,7 +154,8 @@ def _cell_blocks(cell_shape: tuple[int, ...], h, final_tweak, first_block, n_blo
         # One block a cell at a static counter (a vmapped draw of up to 256 bits per example
         # without an offset): the tweak is static, so it is folded into the cipher's subkey
         # table instead of being two more arrays the size of the cell carried through the
-        # round loop (the nesting workload: 3.25x -> 2.75x the output's memory, 5-15% faster).
+        # round loop, which cost memory and time (benchmarks/README.md, "Constants of the CPU
+        # lowering").
         counters = first_block
         block[dynamic[0]] = jnp.broadcast_to(block[dynamic[0]], (*cell_shape, 1))
     else:
@@ -190,8 +187,8 @@ def _maps_after_loop(t: Tiling, n_lanes: int, n: int, dtype, word_map, out_dtype
     (``_lanes.in_consecutive_tiles``).
 
     Only where that is the final shape: whole lanes (consecutive tiles pad none) on one device.
-    Elsewhere the pass would not be in place (2.07x the output's memory, measured), so the map
-    stays in the loop.
+    Elsewhere the pass would not be in place (a copy of the output: benchmarks/README.md,
+    "Constants of the CPU lowering"), so the map stays in the loop.
     """
     return (t.parts == 1
             and word_map is not None and word_map.shape is not None
@@ -237,15 +234,15 @@ def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int, dt
         if long_lanes and _stream.flat_buffer():
             # Long lanes on one device: the one-stream chunk loop, a piece of one lane a step,
             # writes exactly the windows in place (tiles of parts are cut to the windows in a
-            # copy where parts do not split a lane, or at a traced offset: 2x the output's
-            # memory), and a one-word sampler's map can run after it on all cores.
+            # copy where parts do not split a lane, or at a traced offset), and a one-word
+            # sampler's map can run after it on all cores.
             return _stream.chunked_in_place(words[:4], words[4], words[5], skip, n, dtype,
                                             word_map=word_map, x64=x64, lanes=grid)
         after = _maps_after_loop(t, n_lanes, n, dtype, word_map, out_dtype)
         writes = _stream.LoopWrites(word_map, dtype, out_dtype, after=after, x64=x64)
         # Whole lanes on one device go in consecutive tiles, the last of a run overlapping the
-        # one before it: no lane is padded, so no copy cuts the padding off (2x the output's
-        # memory), and the buffer can have the final shape, the nested vmaps' axes included.
+        # one before it: no lane is padded, so no copy of the output cuts the padding off, and
+        # the buffer can have the final shape, the nested vmaps' axes included.
         consecutive = t.parts == 1 and _stream.flat_buffer()
 
         def per_lane(x):  # grid column: one value per lane (or shared), shared by its parts
@@ -276,7 +273,7 @@ def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int, dt
                                   dtype)
             # Cut before the map: a sampler's map costs per element, and a lane's blocks can
             # hold many more words than it draws (a per-example scalar normal mapped all 8
-            # words of its block: 2**16 examples 2.29 -> 1.87 ms, jax.random 1.73-1.80 ms).
+            # words of its block: benchmarks/README.md, "Constants of the CPU lowering").
             if t.parts == 1:
                 blocks = _cut_rows(blocks, tile.get("skip", skip), n)
             return writes.values(blocks)
