@@ -25,11 +25,10 @@ from jaxpmac import _inputs
 from jaxpmac import _jax_compat
 from jaxpmac import _lowering
 from jaxpmac import _stream
-from jaxpmac import _threefish as tf
 from jaxpmac import _words as w
 from jaxpmac._lowering._draw_boundary import ends_draw
-from jaxpmac._state import (FINAL_TWEAK_FULL, FINAL_TWEAK_PADDED, UID_ACCEPTS, WORDS_PER_BLOCK,
-                            RNGState, key as _state_key)
+from jaxpmac._state import (UID_ACCEPTS, WORDS_PER_BLOCK, RNGState, full_block_term,
+                            key as _state_key, last_block)
 
 # Layout of a key's data: each 64-bit word is two uint32 entries, high half first.
 _SUM = slice(0, 8)            # StaticSum ^ DynSum: 4 words
@@ -66,12 +65,10 @@ def _key_data_of_state(state: RNGState) -> jax.Array:
 
 # -- the implementation's operations (each on one key's data) ----------------------------
 def _flush_full_block(data: jax.Array) -> jax.Array:
-    """Encrypts a full last block into the sum (SPEC section 2: full block b under tweak
-    ``(b, 0)``) and leaves an empty last block."""
+    """Adds a full last block to the sum and leaves an empty last block."""
     (n_full,) = _unpack_words(data[_N_FULL])
-    encrypted = tf.encrypt_words(tf.GENERATOR_KEY, (n_full, 0), _unpack_words(data[_PENDING]),
-                                 native=False)
-    blocks_sum = tuple(w.xor(a, b) for a, b in zip(_unpack_words(data[_SUM]), encrypted))
+    term = full_block_term(n_full, _unpack_words(data[_PENDING]))
+    blocks_sum = tuple(w.xor(a, b) for a, b in zip(_unpack_words(data[_SUM]), term))
     return jnp.concatenate([_pack_words(blocks_sum), _pack_words([w.add(n_full, 1)]),
                             jnp.zeros((9,), jnp.uint32)])
 
@@ -98,19 +95,9 @@ def _append_word(data: jax.Array, word: w.Pair) -> jax.Array:
 
 
 def _message_hash(data: jax.Array) -> tuple[w.Pair, tuple[w.Pair, ...]]:
-    """``(f, H)`` of SPEC section 2, both dynamic (the count decides the padding)."""
-    count = data[_COUNT]
-    index = jnp.arange(WORDS_PER_BLOCK, dtype=jnp.uint32)
-    pending = data[_PENDING].reshape(WORDS_PER_BLOCK, 2)
-    # Padding: one word 1 right after the last word, zeros after it (nothing if the block is
-    # full). The pending words past the count are already zero.
-    pad_lo = (index == count).astype(jnp.uint32)
-    last = [w.Pair(pending[i, 0], pending[i, 1] | pad_lo[i]) for i in range(WORDS_PER_BLOCK)]
-    h = tuple(w.xor(a, b) for a, b in zip(_unpack_words(data[_SUM]), last))
-    tweak_lo = jnp.where(count == WORDS_PER_BLOCK, np.uint32(FINAL_TWEAK_FULL & w.MASK32),
-                         np.uint32(FINAL_TWEAK_PADDED & w.MASK32))
-    final_tweak = w.Pair(jnp.uint32(FINAL_TWEAK_FULL >> 32), tweak_lo)
-    return final_tweak, h
+    """``(f, H)`` of the key's message, both dynamic (the count decides the padding)."""
+    final_tweak, last = last_block(_unpack_words(data[_PENDING]), data[_COUNT])
+    return final_tweak, tuple(w.xor(a, b) for a, b in zip(_unpack_words(data[_SUM]), last))
 
 
 @jax.jit

@@ -16,6 +16,7 @@ from typing import Optional, Sequence
 
 import jax
 import jax.export
+import jax.numpy as jnp
 import numpy as np
 
 from jaxpmac import _inputs
@@ -44,6 +45,32 @@ def _static_tweak(block_index: int, n_labels: int) -> tuple[int, int]:
 def _static_blocks(message: Sequence[w.Word]) -> list[tuple[w.Word, ...]]:
     padded = list(message) + [0] * (-len(message) % WORDS_PER_BLOCK)
     return [tuple(padded[i:i + WORDS_PER_BLOCK]) for i in range(0, len(padded), WORDS_PER_BLOCK)]
+
+
+def full_block_term(block_index: w.Word, words: Sequence[w.Word]) -> tuple[w.Word, ...]:
+    """What a full dynamic block ``D_b`` adds (XOR) to the hash: ``E(K, (b, 0), D_b)``."""
+    return tf.encrypt_words(tf.GENERATOR_KEY, (block_index, 0), words, native=False)
+
+
+def last_block(words: Sequence[w.Word], count) -> tuple[w.Word, tuple[w.Word, ...]]:
+    """``(f, block)``: the final tweak word and the last block as the hash takes it.
+
+    A block of four words is taken as it is, under ``f = FINAL_TWEAK_FULL``; a shorter one is
+    padded with a word 1 and then zeros, under ``f = FINAL_TWEAK_PADDED``. ``count`` is how
+    many words the block holds: an int, with ``words`` those words (an ``RNGState``), or a
+    traced ``uint32``, with ``words`` four ``Pair``s that are zero from ``count`` on (a
+    ``jax.random`` key's data, whose count is a value, not structure).
+    """
+    if isinstance(count, int):
+        if count == WORDS_PER_BLOCK:
+            return FINAL_TWEAK_FULL, tuple(words)
+        return FINAL_TWEAK_PADDED, tuple((*words, 1, 0, 0, 0)[:WORDS_PER_BLOCK])
+    index = jnp.arange(WORDS_PER_BLOCK, dtype=jnp.uint32)
+    pad_lo = (index == count).astype(jnp.uint32)
+    block = tuple(w.Pair(x.hi, x.lo | pad_lo[i]) for i, x in enumerate(words))
+    tweak_lo = jnp.where(count == WORDS_PER_BLOCK, np.uint32(FINAL_TWEAK_FULL & w.MASK32),
+                         np.uint32(FINAL_TWEAK_PADDED & w.MASK32))
+    return w.Pair(jnp.uint32(FINAL_TWEAK_FULL >> 32), tweak_lo), block
 
 
 @functools.lru_cache(maxsize=4096)
@@ -175,7 +202,7 @@ class RNGState:
             return self._replace(pending=self._pending + (word,))
         # The pending block is full and a fifth word arrives: it is a full block D_b now.
         b = self._n_full_blocks
-        encrypted = tf.encrypt_words(tf.GENERATOR_KEY, (b, 0), self._pending, native=False)
+        encrypted = full_block_term(b, self._pending)
         changes = dict(n_full_blocks=b + 1, pending=(word,))
         if all(w.is_static(x) for x in encrypted):
             changes["dyn_static"] = _xor_words(self._dyn_static, encrypted)
@@ -225,11 +252,7 @@ class RNGState:
         """``(f, H)``: the final tweak word and the hash of SPEC section 2 (static ints where
         everything is concrete, else dynamic ``Pair`` words)."""
         total, _, _ = self.partial_hash()
-        if len(self._pending) == WORDS_PER_BLOCK:
-            final_tweak, last = FINAL_TWEAK_FULL, self._pending
-        else:
-            final_tweak = FINAL_TWEAK_PADDED
-            last = (self._pending + (1,) + (0,) * WORDS_PER_BLOCK)[:WORDS_PER_BLOCK]
+        final_tweak, last = last_block(self._pending, len(self._pending))
         return final_tweak, _xor_words(total, last)
 
     @property
