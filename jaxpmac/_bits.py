@@ -14,6 +14,7 @@ from jaxpmac import _lowering
 from jaxpmac import _stream
 from jaxpmac import _words as w
 from jaxpmac._lowering._draw_boundary import ends_draw
+from jaxpmac._lowering import _window
 from jaxpmac._state import RNGState
 
 DTYPE_ACCEPTS = "uint8, uint16, uint32 or uint64 (uint64 needs jax_enable_x64)"
@@ -106,17 +107,17 @@ def _stream_impl(h, first_block, dynamic_skip, *, final_tweak: int, n: int, dtyp
     window = dict(native=native, word_map=word_map, shape=shape)
     if static_skip is not None:
         n_blocks = -(-(static_skip + n) // per_block)
-        return _stream.stream_window(h, final_tweak, first_block, static_skip, n, n_blocks,
+        return _window.stream_window(h, final_tweak, first_block, static_skip, n, n_blocks,
                                      dtype, **window)
     n_blocks = -(-n // per_block) + 1
-    return _stream.stream_window(h, final_tweak, first_block, dynamic_skip, n, n_blocks, dtype,
+    return _window.stream_window(h, final_tweak, first_block, dynamic_skip, n, n_blocks, dtype,
                                  **window)
 
 
 def hash_stream(h, final_tweak: int, n: int, dtype, *, offset: w.Word = 0,
                 native: bool | None = None, word_map=None, shape=None) -> jax.Array:
     """Stream elements ``offset .. offset + n - 1`` of the message hash ``(final_tweak, h)``,
-    flat; ``shape`` is the shape the caller gives them (see ``_stream.stream_window``).
+    flat; ``shape`` is the shape the caller gives them (see ``_window.stream_window``).
 
     ``h`` holds four words (static ints or dynamic ``Pair``s); ``offset`` is a static int or a
     dynamic ``Pair`` word; ``native`` forces the cipher path (default: native uint64 words when

@@ -27,6 +27,7 @@ from jaxpmac import _lowering
 from jaxpmac import _stream
 from jaxpmac import _words as w
 from jaxpmac._lowering._draw_boundary import ends_draw
+from jaxpmac._lowering import _window
 from jaxpmac._state import (UID_ACCEPTS, WORDS_PER_BLOCK, RNGState, full_block_term,
                             key as _state_key, last_block)
 
@@ -138,7 +139,7 @@ def _random_bits_data(data: jax.Array, bit_width: int, shape: tuple[int, ...]) -
         final_tweak, h = w.to_u64(final_tweak), tuple(w.to_u64(x) for x in h)
     n = math.prod(shape)
     n_blocks = -(-n // _stream.elements_per_block(dtype))
-    flat = _stream.counter_stream(h, final_tweak, 0, n_blocks, dtype, native=native)
+    flat = _window.counter_stream(h, final_tweak, 0, n_blocks, dtype, native=native)
     return flat[:n].reshape(shape)
 
 

@@ -121,7 +121,7 @@ def _as_dynamic(word: w.Word, shape, *, native: bool) -> w.Word:
 # and a one-round body is the smallest program. At most 512 blocks (4096 uint32 values: the
 # draw sites of a model): two rounds, which compile faster than four for a little more run
 # time (one round costs much more run time). Larger inputs, and the chunks of long streams
-# (``_stream.CPU_CHUNK_BLOCKS``): a whole key-injection group of four rounds, the fastest to
+# (``_chunks.CPU_CHUNK_BLOCKS``): a whole key-injection group of four rounds, the fastest to
 # run (benchmarks/README.md, "Constants of the CPU lowering").
 ONE_ROUND_STEP_MAX_BLOCKS = 8
 TWO_ROUND_STEP_MAX_BLOCKS = 512

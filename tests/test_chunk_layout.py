@@ -1,6 +1,6 @@
 """The CPU chunk loop's two buffer layouts and two places for a sampler's map give one stream.
 
-Long draws on a CPU run in chunks (``_stream._chunked``). With one device the chunks go into a
+Long draws on a CPU run in chunks (``_chunks.chunked``). With one device the chunks go into a
 flat buffer (or one of the output's shape, for a map after the loop), the last chunk ending
 where the draw ends, and a one-word sampler's map runs after the loop on all cores, in place;
 with several devices the chunks are rows of a 2-D buffer (which
@@ -22,10 +22,11 @@ import pytest
 
 import jaxpmac as jp
 from conftest import oracle_bits, peak_over_output, run_child_with_host_devices
-from jaxpmac import _ndtri, _stream, _uniform, _unit
-from jaxpmac._lowering import _lanes
+from jaxpmac import _stream, _uniform, _unit
+from jaxpmac._lowering import _chunks, _lanes
+from jaxpmac._lowering._chunks import force_cpu_layout
 
-CHUNK_WORDS = _stream.CPU_CHUNK_BLOCKS * 8          # uint32 words in one chunk
+CHUNK_WORDS = _chunks.CPU_CHUNK_BLOCKS * 8          # uint32 words in one chunk
 # Two chunks and a partial third, not a whole block: the last chunk overlaps the one before.
 UNEVEN = 2 * CHUNK_WORDS + 13
 STATE = jp.key(21).split_static("layout").split(5)
@@ -50,22 +51,16 @@ LAYOUTS = {"flat, map after": (True, True), "flat, map in loop": (True, False),
            "2-D, map in loop": (False, False)}
 
 
-def _draw_with(monkeypatch, draw, n, *, flat: bool, after: bool) -> np.ndarray:
-    monkeypatch.setattr(_stream, "flat_buffer", lambda: flat)
-    monkeypatch.setattr(_stream, "_host_cores", lambda: 2)
-    monkeypatch.setattr(_stream, "MAP_AFTER_LOOP_MIN_ELEMENTS", 0 if after else 1 << 62)
-    # The stream function is a cached jit: without this every variant reruns the first one.
-    jax.clear_caches()
-    try:
+def _draw_with(draw, n, *, flat: bool, after: bool) -> np.ndarray:
+    with force_cpu_layout(buffer="flat" if flat else "rows",
+                          map_placement="after" if after else "in_loop"):
         return np.asarray(draw(n))
-    finally:
-        jax.clear_caches()
 
 
 @pytest.mark.parametrize("n", (UNEVEN, 3 * CHUNK_WORDS))
 @pytest.mark.parametrize("name", DRAWS)
-def test_layouts_and_map_placements_give_the_same_values(monkeypatch, name, n):
-    values = {layout: _draw_with(monkeypatch, DRAWS[name], n, flat=flat, after=after)
+def test_layouts_and_map_placements_give_the_same_values(name, n):
+    values = {layout: _draw_with(DRAWS[name], n, flat=flat, after=after)
               for layout, (flat, after) in LAYOUTS.items()}
     reference = values.pop("2-D, map in loop")
     for layout, got in values.items():
@@ -77,35 +72,19 @@ def test_layouts_and_map_placements_give_the_same_values(monkeypatch, name, n):
             reference, oracle_bits(21, ["layout"], [5], n + 1003, jnp.uint32)[1003:])
 
 
-def test_float64_draws_agree_across_map_placements(monkeypatch):
+def test_float64_draws_agree_across_map_placements():
     with jax.enable_x64(True):
-        after, in_loop = (_draw_with(monkeypatch, lambda n: jp.normal(STATE, (n,), jnp.float64),
+        after, in_loop = (_draw_with(lambda n: jp.normal(STATE, (n,), jnp.float64),
                                      UNEVEN, flat=True, after=placement)
                           for placement in (True, False))
     np.testing.assert_array_equal(after, in_loop)
 
 
-def test_map_runs_after_the_loop_only_where_it_can_gain(monkeypatch):
-    """After the loop: a map as wide as its words, on a draw large enough for a second core,
-    with a flat buffer (one device) and at least two cores."""
-    monkeypatch.setattr(_stream, "_host_cores", lambda: 2)
-    big = _stream.MAP_AFTER_LOOP_MIN_ELEMENTS
-    normal = _unit.WordMap(_ndtri.normal_of_word, jnp.dtype(jnp.float32))
-    half_uniform = _unit.WordMap(_unit.fast_unit, jnp.dtype(jnp.float16))
-
-    def decide(word_map, n):
-        values = _stream.mapped_dtype(word_map, jnp.uint32, x64=False)
-        return _stream.map_after_loop(word_map, jnp.uint32, values, n)
-
-    assert decide(normal, big)
-    assert not decide(normal, big - 1)
-    assert not decide(None, big)
-    assert not decide(half_uniform, big)   # 2-byte values, 4-byte words
-    monkeypatch.setattr(_stream, "_host_cores", lambda: 1)
-    assert not decide(normal, big)
-    monkeypatch.setattr(_stream, "_host_cores", lambda: 2)
-    monkeypatch.setattr(jax, "device_count", lambda *args: 8)
-    assert not decide(normal, big)
+def test_a_forced_layout_is_checked():
+    with pytest.raises(ValueError, match="buffer accepts one of"):
+        force_cpu_layout(buffer="columns")
+    with pytest.raises(ValueError, match="map_placement accepts one of"):
+        force_cpu_layout(map_placement="before")
 
 
 # Shapes of several chunks: the loop keeps its buffer in the output's shape (a map after the
@@ -125,12 +104,11 @@ SHAPED_DRAWS = {
 
 @pytest.mark.parametrize("shape", SHAPED.values(), ids=SHAPED.keys())
 @pytest.mark.parametrize("name", SHAPED_DRAWS)
-def test_shaped_outputs_equal_the_flat_draw_in_every_layout(monkeypatch, name, shape):
+def test_shaped_outputs_equal_the_flat_draw_in_every_layout(name, shape):
     n = int(np.prod(shape))
-    flat = _draw_with(monkeypatch, lambda n: SHAPED_DRAWS[name]((n,)), n, flat=False,
-                      after=False)
+    flat = _draw_with(lambda n: SHAPED_DRAWS[name]((n,)), n, flat=False, after=False)
     for layout, (flat_buffer, after) in LAYOUTS.items():
-        got = _draw_with(monkeypatch, SHAPED_DRAWS[name], shape, flat=flat_buffer, after=after)
+        got = _draw_with(SHAPED_DRAWS[name], shape, flat=flat_buffer, after=after)
         assert got.shape == shape
         np.testing.assert_array_equal(got.reshape(-1), flat, err_msg=f"{name}: {layout}")
 
@@ -140,9 +118,9 @@ def test_shaped_outputs_equal_the_flat_draw_in_every_layout(monkeypatch, name, s
 @pytest.mark.parametrize("dtype", (jnp.uint8, jnp.uint16, jnp.uint32))
 def test_windows_of_any_length_and_offset_equal_the_oracle(dtype, extra, offset):
     """Chunks not whole blocks (the length, the offset, or both) are cut from their blocks in
-    the loop: at a traced start, or at one or two static ones (see _stream._cut_chunk)."""
+    the loop: at a traced start, or at one or two static ones (see _chunks._cut_chunk)."""
     per_block = _stream.elements_per_block(dtype)
-    n = 2 * _stream.CPU_CHUNK_BLOCKS * per_block + extra
+    n = 2 * _chunks.CPU_CHUNK_BLOCKS * per_block + extra
     if offset == "traced":
         got = jax.jit(lambda o: jp.bits(STATE, (n,), dtype, offset=o))(jnp.uint32(7))
         offset = 7
@@ -152,21 +130,26 @@ def test_windows_of_any_length_and_offset_equal_the_oracle(dtype, extra, offset)
                                   oracle_bits(21, ["layout"], [5], n, dtype, start=offset))
 
 
-@pytest.mark.parametrize("shape, box", [
-    ((1 << 20,), (32768,)),
-    ((1_000_000,), (32768,)),          # one run of boxes: the largest, the last overlapping
-    ((999, 999), (32, 999)),
-    ((256, 64, 64), (8, 64, 64)),
-    ((1, 98304), (1, 32768)),
-    ((3, 40000), (1, 20000)),          # even boxes in each row: not 32768 and an overlap
-    ((3, 1000003), (1, 32264)),        # of 25536 in every row
-    ((2, 3, 4, 5000), (1, 1, 4, 5000)),
-])
-def test_chunk_boxes_are_large_even_and_whole_blocks_where_they_fit(shape, box):
-    most = _stream.CPU_CHUNK_BLOCKS * 8
-    axis, length = _lanes.chunk_box(shape, most, 8)
-    assert (1,) * axis + (length, *shape[axis + 1:]) == box
-    assert most // 4 <= np.prod(box) <= most
+@pytest.mark.parametrize("shape", [(1 << 20,), (1_000_000,), (999, 999), (256, 64, 64),
+                                   (1, 98304), (3, 40000), (3, 1000003), (2, 3, 4, 5000),
+                                   (5,), (7, 3)])
+@pytest.mark.parametrize("runs", (1, 3))
+def test_chunk_boxes_cover_the_buffer_within_a_chunk(shape, runs):
+    """Whatever boxes the loop picks: each holds at most a chunk's values, and together they
+    write every element of the buffer (a box may overlap the one before it, with the same
+    values)."""
+    most = _chunks.CPU_CHUNK_BLOCKS * 8
+    axis, length = _lanes.chunk_box(shape, most, 8, runs=runs)
+    boxes = _lanes.Boxes(shape, axis, length)
+    assert math.prod(boxes.box) <= max(most, math.prod(shape))
+    if math.prod(shape) > most:
+        assert math.prod(boxes.box) > most // 4      # few, large boxes: few loop steps
+    written = np.zeros(shape, np.int32)
+    for i in range(boxes.count):
+        _, _, index = boxes.at(np.int64(i))
+        written[tuple(slice(int(start), int(start) + size)
+                      for start, size in zip(index, boxes.box))] += 1
+    assert written.min() >= 1
 
 
 @pytest.mark.parametrize("shape", ((1024, 1024), (256, 64, 64), (1000, 1000), (4, 1 << 18),
@@ -208,7 +191,7 @@ def test_peak_memory_is_about_the_output(draw):
 def test_small_draws_take_small_chunks(sampler, n):
     """A 4096-block chunk's working set (~0.35 MB) was a large part of a small draw's memory:
     2**16 uint32 values peaked at 2.38x, 2**17 at 1.69x. Chunks of at most a sixth of the draw
-    (``_stream.chunk_blocks``): 1.35x."""
+    (``_chunks.chunk_blocks``): 1.35x."""
     assert peak_over_output(lambda s: sampler(jp.key(s), (n,))) <= 1.5
 
 
@@ -217,13 +200,13 @@ SHARDED_CHILD = textwrap.dedent("""
     import jax, jax.numpy as jnp, numpy as np
     from jax.sharding import NamedSharding, PartitionSpec as P
     import jaxpmac as jp
-    from jaxpmac import _stream
+    from jaxpmac._lowering import _chunks
 
     COLLECTIVES = ("all-gather", "all-to-all", "collective-permute", "all-reduce",
                    "reduce-scatter")
     state = jp.key(21).split_static("layout").split(5)
     sharding = NamedSharding(jax.make_mesh((8,), ("x",)), P("x"))
-    report = {"flat": _stream.flat_buffer()}
+    report = {"flat": _chunks.flat_buffer()}
     for name, draw in (("bits", lambda: jp.bits(state, (1 << 18,))),
                        ("normal", lambda: jp.normal(state, (1 << 18,)))):
         compiled = jax.jit(draw, out_shardings=sharding).lower().compile()
@@ -237,7 +220,7 @@ def test_sharded_chunked_draws_use_rows_and_equal_the_flat_layout():
     """With 8 devices the loop writes rows of a 2-D buffer: no collectives, and the values of
     this one-device process's flat layout."""
     report = run_child_with_host_devices(SHARDED_CHILD, timeout=600)
-    assert _stream.flat_buffer() and not report["flat"]
+    assert _chunks.flat_buffer() and not report["flat"]
     for name, draw in (("bits", jp.bits), ("normal", jp.normal)):
         assert report[name]["collectives"] == [], name
         expected = np.asarray(draw(STATE, (1 << 18,))).view(np.uint32)
@@ -284,18 +267,14 @@ BFLOAT16_DRAWS = {   # (lanes, values per lane, draw)
 
 @pytest.mark.parametrize("flat", (True, False), ids=("one_device", "rows_of_devices"))
 @pytest.mark.parametrize("name", BFLOAT16_DRAWS)
-def test_bfloat16_draws_in_loops_equal_the_map_of_their_words(monkeypatch, name, flat):
+def test_bfloat16_draws_in_loops_equal_the_map_of_their_words(name, flat):
     """Values: the elementwise map of the stream's words, lane by lane. Memory: the compiled
     program holds no float32 array as large as the draw (the whole-buffer conversion; the
     map computes in float32 a chunk or a tile at a time)."""
     lanes, n, draw = BFLOAT16_DRAWS[name]
-    monkeypatch.setattr(_stream, "flat_buffer", lambda: flat)
-    jax.clear_caches()
-    try:
+    with force_cpu_layout(buffer="flat" if flat else "rows"):
         compiled = jax.jit(draw).lower(jnp.uint32(3)).compile()
-        got = np.asarray(compiled(jnp.uint32(3))).reshape(lanes, n)
-    finally:
-        jax.clear_caches()
+    got = np.asarray(compiled(jnp.uint32(3))).reshape(lanes, n)
     for lane in sorted({0, lanes // 2, lanes - 1}):
         state = STATE.split(3) if lanes == 1 else STATE.split(3, lane)
         want = _bfloat16_uniform_of_bits(jp.bits(state, (n,)))

@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 import jaxpmac as jp
 from conftest import (assert_equal_arrays, label_lists, oracle_bits, property_settings, ro,
                       word_values)
-from jaxpmac import _bits, _stream
+from jaxpmac import _bits
 from jaxpmac import _threefish as tf
 from jaxpmac._lowering import jit_per_lowering
+from jaxpmac._lowering import _chunks
 
 pytestmark = pytest.mark.usefixtures("each_lowering")
 
@@ -277,12 +278,12 @@ def test_state_is_immutable_and_repr():
 
 # The CPU cipher loop takes one, two or four rounds a step depending on how many blocks it
 # encrypts at once (``_threefish._rounds_per_step``), and long streams run in chunks of
-# ``_stream.chunk_blocks`` (smaller chunks for smaller draws, from a loop of two smallest
+# ``_chunks.chunk_blocks`` (smaller chunks for smaller draws, from a loop of two smallest
 # chunks up): draws at and around every boundary equal the oracle.
 STEP_AND_CHUNK_BLOCKS = tuple(
     n + extra for n in (tf.ONE_ROUND_STEP_MAX_BLOCKS, tf.TWO_ROUND_STEP_MAX_BLOCKS,
-                        _stream.MIN_CPU_CHUNK_BLOCKS, 12 * _stream.MIN_CPU_CHUNK_BLOCKS,
-                        _stream.CPU_CHUNK_BLOCKS, 6 * _stream.CPU_CHUNK_BLOCKS)
+                        _chunks.MIN_CPU_CHUNK_BLOCKS, 12 * _chunks.MIN_CPU_CHUNK_BLOCKS,
+                        _chunks.CPU_CHUNK_BLOCKS, 6 * _chunks.CPU_CHUNK_BLOCKS)
     for extra in (0, 1))
 
 
@@ -292,7 +293,7 @@ STEP_AND_CHUNK_BLOCKS = tuple(
 def test_chunks_are_at_most_a_sixth_of_a_small_draw(n_blocks, chunk):
     """So that the chunk's working set (~86 bytes a block) stays under half the output (32
     bytes a block); never under the smallest chunk, never over the usual one."""
-    assert _stream.chunk_blocks(n_blocks) == chunk
+    assert _chunks.chunk_blocks(n_blocks) == chunk
 
 
 @pytest.mark.parametrize("n_blocks", STEP_AND_CHUNK_BLOCKS)

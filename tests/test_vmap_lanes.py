@@ -23,8 +23,8 @@ from jax import lax
 
 import jaxpmac as jp
 from conftest import assert_equal_arrays, oracle_bits
-from jaxpmac import _ndtri, _stream, _unit
 from jaxpmac._lowering import _stream_lanes
+from jaxpmac._lowering._chunks import force_cpu_layout
 
 SEED, LABELS = 77, ["lanes"]
 ROOT = jp.key(SEED).split_static(*LABELS)
@@ -224,22 +224,20 @@ class OneBlockLanesTest(chex.TestCase):
 
 
 @pytest.mark.parametrize("shape", [(), (3,), (2, 5)])
-def test_a_lanes_map_runs_on_its_drawn_words_only(monkeypatch, shape):
+def test_a_lanes_map_runs_on_its_drawn_words_only(shape):
     """A sampler's map in the tile loop runs on the words a lane draws, not on the whole blocks
     that hold them (cut first: a per-example scalar normal mapped all eight words of its
     block)."""
     if jax.default_backend() != "cpu":
         pytest.skip("the tiled lowering is the CPU's")
-    monkeypatch.setattr(_stream_lanes, "LANES_MAP_AFTER_LOOP_MIN_ELEMENTS", 1 << 62)
-    jax.clear_caches()
     n_lanes = 4096
 
     def draw(seed):
         return jax.vmap(lambda i: jp.normal(jp.key(seed).split(i), shape))(
             jnp.arange(n_lanes, dtype=jnp.uint32))
 
-    text = jax.jit(draw).lower(jnp.uint32(SEED)).compile().as_text()
-    jax.clear_caches()
+    with force_cpu_layout(map_placement="in_loop"):
+        text = jax.jit(draw).lower(jnp.uint32(SEED)).compile().as_text()
     logs = re.findall(r"= f32\[([\d,]*)\][^ ]* log\(", text)
     assert logs, "expected the normal's logarithms in the program"
     # [lanes of a tile, ..., the values a lane draws]: no word of a block beyond those.
@@ -388,7 +386,7 @@ def test_tiling_covers_every_block_once_per_cell(n_lanes, n_blocks):
 # -- one-word samplers: the map after the tile loop or in it ----------------------------------
 # With one device, a vmapped one-word sampler (normal, exponential, uniform's unit) of at least
 # _stream_lanes.LANES_MAP_AFTER_LOOP_MIN_ELEMENTS values in all (long lanes: the chunk loop's
-# _stream.MAP_AFTER_LOOP_MIN_ELEMENTS) writes raw words in tiles of consecutive
+# _chunks.MAP_AFTER_LOOP_MIN_ELEMENTS) writes raw words in tiles of consecutive
 # lanes (or, for long lanes, in the one-stream chunk loop) into a buffer of its final shape and
 # maps them after the loop, in place, on all cores; so do the folded lanes of nested vmaps,
 # in a buffer of the nested axes' shape.
@@ -422,44 +420,19 @@ def _vmapped(name, shape, n_lanes, *, nested=False):
     ((1 << 17,), 2, False),    # long lanes: the one-stream chunk loop over lanes
     ((70001,), 16, True),      # the same, the folded lanes of nested vmaps
 ])
-def test_mapped_lanes_equal_their_unbatched_draws_wherever_the_map_runs(monkeypatch, name,
-                                                                       shape, n_lanes, nested):
+def test_mapped_lanes_equal_their_unbatched_draws_wherever_the_map_runs(name, shape, n_lanes,
+                                                                       nested):
     draw = _vmapped(name, shape, n_lanes, nested=nested)
     got = {}
     for after in (True, False):
-        for module, threshold in ((_stream, "MAP_AFTER_LOOP_MIN_ELEMENTS"),
-                                  (_stream_lanes, "LANES_MAP_AFTER_LOOP_MIN_ELEMENTS")):
-            monkeypatch.setattr(module, threshold, 0 if after else 1 << 62)
-        jax.clear_caches()
-        got[after] = np.asarray(jax.jit(draw)(jnp.uint32(SEED)))
-    jax.clear_caches()
+        with force_cpu_layout(map_placement="after" if after else "in_loop"):
+            got[after] = np.asarray(jax.jit(draw)(jnp.uint32(SEED)))
     np.testing.assert_array_equal(got[True], got[False])
     lanes = got[True].reshape(n_lanes, *shape)
     k = jp.key(SEED).split_static("mapped")
     for lane in sorted({0, n_lanes // 2, n_lanes - 1}):
         i, j = divmod(lane, n_lanes // 8) if nested else (lane, 0)
         np.testing.assert_array_equal(lanes[lane], np.asarray(MAPPED[name](k.split(i, j), shape)))
-
-
-def test_the_map_runs_after_the_tile_loop_only_where_that_is_in_place():
-    normal = _unit.WordMap(_ndtri.normal_of_word, jnp.dtype(jnp.float32), (1024,))
-    big = _stream_lanes.LANES_MAP_AFTER_LOOP_MIN_ELEMENTS // 1024
-
-    def decide(n_lanes, n, word_map=normal):
-        t = _stream_lanes.tiling(n_lanes, n // 8)
-        return _stream_lanes._maps_after_loop(t, n_lanes, n, jnp.uint32, word_map,
-                                              jnp.float32)
-
-    if _stream._host_cores() < 2:
-        assert not decide(big, 1024)
-        return
-    assert decide(big, 1024)
-    assert not decide(big - 1, 1024)                       # too small to gain
-    assert not decide(big, 1024, word_map=None)            # raw bits: nothing to map
-    assert not decide(big, 1024, word_map=_unit.WordMap(_ndtri.normal_of_word, jnp.float32))
-    assert decide(4001, 1024)       # a prime lane count: the last tile overlaps, none padded
-    assert not decide(2, 1 << 17, word_map=_unit.WordMap(_ndtri.normal_of_word, jnp.float32,
-                                                         (1 << 17,)))  # lanes in parts
 
 
 @pytest.mark.parametrize("name", MAPPED)

@@ -1,8 +1,10 @@
 """Everything in jaxpmac that knows a platform: which lowering a draw gets, and the lowerings.
 
 The samplers hand the stream elementwise maps of its words and know nothing of how it is made;
-the stream (``jaxpmac._stream``) asks :func:`by_platform` for the rolled lowering on CPUs and
-an elementwise one (:mod:`._elementwise`) elsewhere, decided when the program is lowered.
+a window of the stream (:mod:`._window`) asks :func:`by_platform` for the rolled lowering on
+CPUs (:mod:`._chunks`, and :mod:`._stream_lanes` under ``vmap``) and an elementwise one
+(:mod:`._elementwise`) elsewhere, decided when the program is lowered. The stream itself, the
+same on every platform, is ``jaxpmac._stream``.
 """
 
 from jaxpmac._lowering._platform import (DEFAULT_LOWERING, LOWERINGS, PLATFORM_LOWERINGS,

@@ -206,7 +206,7 @@ def chunk_box(shape: tuple[int, ...], most: int, per_block: int = 1, *,
     m = -(-shape[k] // -(-shape[k] // fits))
     align = per_block // math.gcd(inner, per_block)
     aligned = -(-m // align) * align
-    return k, (aligned if aligned <= fits else m)
+    return k, (aligned if aligned <= min(fits, shape[k]) else m)
 
 
 @dataclasses.dataclass(frozen=True)

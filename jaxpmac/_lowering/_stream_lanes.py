@@ -15,7 +15,7 @@ that the passes after it (a one-word sampler's map, run after the loop on all co
 :func:`_maps_after_loop`; a scaling) run in place: whole lanes go in tiles of consecutive lanes
 (``_lanes.in_consecutive_tiles``), boxes of the nested vmaps' axes, and long lanes (longer than
 a chunk, or in parts that would be cut in a copy) run the one-stream chunk loop over lanes
-(``_stream.chunked_in_place``), a piece of one lane a step.
+(``_chunks.chunked_in_place``), a piece of one lane a step.
 """
 
 from __future__ import annotations
@@ -29,11 +29,12 @@ import numpy as np
 from jax import lax
 
 from jaxpmac._lowering import _lanes
+from jaxpmac._lowering import _chunks
 from jaxpmac import _stream
 from jaxpmac import _threefish as tf
 from jaxpmac import _words as w
 
-# Blocks per tile, chosen on its own (not tied to _stream.CPU_CHUNK_BLOCKS): a tile step also
+# Blocks per tile, chosen on its own (not tied to _chunks.CPU_CHUNK_BLOCKS): a tile step also
 # gathers its cells' words and writes a strided piece of the output, so larger steps pay off
 # until the working words leave the L2 cache; 4096 keeps a margin below that edge
 # (benchmarks/README.md, "Constants of the CPU lowering").
@@ -46,7 +47,7 @@ TILE_BLOCKS = 4096
 MIN_TILE_BLOCKS = 512
 
 # A one-word map of the tiles runs after the tile loop (see _maps_after_loop) from this many
-# values, a smaller draw than the chunk loop's _stream.MAP_AFTER_LOOP_MIN_ELEMENTS: in a tile a
+# values, a smaller draw than the chunk loop's _chunks.MAP_AFTER_LOOP_MIN_ELEMENTS: in a tile a
 # lane's few values are gathered from its blocks, which costs the map in the loop more
 # (benchmarks/README.md, "Constants of the CPU lowering").
 LANES_MAP_AFTER_LOOP_MIN_ELEMENTS = 1 << 15
@@ -182,7 +183,7 @@ def _cut_rows(rows: jax.Array, skip, n: int) -> jax.Array:
 
 def _maps_after_loop(t: Tiling, n_lanes: int, n: int, dtype, word_map, out_dtype) -> bool:
     """Whether the tiles hold raw words and ``word_map`` runs after the tile loop, in place,
-    on all cores (``_stream.map_after_loop``), the tiles then being consecutive lanes in a
+    on all cores (``_chunks.map_after_loop``), the tiles then being consecutive lanes in a
     buffer of the values' final shape ``[*lane axes, *word_map.shape]``
     (``_lanes.in_consecutive_tiles``).
 
@@ -193,30 +194,30 @@ def _maps_after_loop(t: Tiling, n_lanes: int, n: int, dtype, word_map, out_dtype
     return (t.parts == 1
             and word_map is not None and word_map.shape is not None
             and math.prod(word_map.shape) == n
-            and _stream.map_after_loop(word_map, dtype, out_dtype, n_lanes * n,
+            and _chunks.map_after_loop(word_map, dtype, out_dtype, n_lanes * n,
                                        min_elements=LANES_MAP_AFTER_LOOP_MIN_ELEMENTS))
 
 
 def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int, dtype,
                  word_map=None, x64: bool = False,
                  folded: tuple[int, ...] | None = None) -> jax.Array:
-    """``_stream.stream_window`` of every lane, ``[L, n]``, on a CPU.
+    """``_window.stream_window`` of every lane, ``[L, n]``, on a CPU.
 
     Args:
-        h, final_tweak, first_block: the words of :func:`_stream.stream_window`, each a static
+        h, final_tweak, first_block: the words of :func:`_window.stream_window`, each a static
             int or a dynamic word (``Pair`` or ``uint64``) of shape ``[L]``, or ``[1]`` (shared
             by every lane).
         skip: a static int or an int32 array ``[L]`` or ``[1]``.
-        n, n_blocks, dtype, word_map: as for :func:`_stream.stream_window`; ``x64``: whether
+        n, n_blocks, dtype, word_map: as for :func:`_window.stream_window`; ``x64``: whether
             the caller has x64 on (``word_map`` runs with it, not with this function's x64).
         folded: None, or the axis sizes of the nested vmaps whose examples the lanes are
             (``_lanes.batched_by_lanes``): on one device the result is built in their shape,
             so that passes after it (a sampler's map, a scaling) run in place.
 
     Returns:
-        Row ``l`` is ``_stream.stream_window`` of lane ``l``'s words, bit for bit.
+        Row ``l`` is ``_window.stream_window`` of lane ``l``'s words, bit for bit.
     """
-    # uint64 words whether or not x64 is on, as in _stream._chunked_via_uint64.
+    # uint64 words whether or not x64 is on, as in _chunks.chunked_via_uint64.
     with jax.enable_x64(True):
         words = tuple(x if w.is_static(x) else w.to_u64(x)
                       for x in (*h, final_tweak, first_block))
@@ -230,20 +231,20 @@ def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int, dt
         grid = tuple(folded) if folded and math.prod(folded) == n_lanes else (n_lanes,)
         parts_cut = (t.parts * t.part_blocks * per_block != n
                      or not isinstance(skip, int) or skip != 0)
-        long_lanes = t.parts > 1 and (n > _stream.CPU_CHUNK_BLOCKS * per_block or parts_cut)
-        if long_lanes and _stream.flat_buffer():
+        long_lanes = t.parts > 1 and (n > _chunks.CPU_CHUNK_BLOCKS * per_block or parts_cut)
+        if long_lanes and _chunks.flat_buffer():
             # Long lanes on one device: the one-stream chunk loop, a piece of one lane a step,
             # writes exactly the windows in place (tiles of parts are cut to the windows in a
             # copy where parts do not split a lane, or at a traced offset), and a one-word
             # sampler's map can run after it on all cores.
-            return _stream.chunked_in_place(words[:4], words[4], words[5], skip, n, dtype,
+            return _chunks.chunked_in_place(words[:4], words[4], words[5], skip, n, dtype,
                                             word_map=word_map, x64=x64, lanes=grid)
         after = _maps_after_loop(t, n_lanes, n, dtype, word_map, out_dtype)
-        writes = _stream.LoopWrites(word_map, dtype, out_dtype, after=after, x64=x64)
+        writes = _chunks.LoopWrites(word_map, dtype, out_dtype, after=after, x64=x64)
         # Whole lanes on one device go in consecutive tiles, the last of a run overlapping the
         # one before it: no lane is padded, so no copy of the output cuts the padding off, and
         # the buffer can have the final shape, the nested vmaps' axes included.
-        consecutive = t.parts == 1 and _stream.flat_buffer()
+        consecutive = t.parts == 1 and _chunks.flat_buffer()
 
         def per_lane(x):  # grid column: one value per lane (or shared), shared by its parts
             if x.shape[0] == 1 or consecutive:

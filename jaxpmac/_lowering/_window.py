@@ -1,0 +1,95 @@
+"""A window of a stream, lowered per platform: the one entry point to the stream's lowerings.
+
+On a CPU the rolled cipher over cache-sized chunks (:mod:`._chunks`), where a ``vmap`` of a
+window (nested or not) runs over all the examples as lanes (:mod:`._stream_lanes`);
+elsewhere the elementwise lowering (:mod:`._elementwise`). Chosen when the program is lowered
+(:func:`._platform.by_platform`); the bits are the same either way.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import jax
+import jax.numpy as jnp
+
+from jaxpmac import _words as w
+from jaxpmac._lowering import _chunks, _elementwise, _lanes, _stream_lanes
+from jaxpmac._lowering._platform import by_platform
+from jaxpmac._stream import elements_per_block, map_words, mapped_dtype
+
+def _dynamic_part(values: tuple) -> dict:
+    """The dynamic entries of ``values`` by position: what a traced function takes as input."""
+    return {i: x for i, x in enumerate(values) if not isinstance(x, int)}
+
+
+def _with_dynamic(values: tuple, dynamic: dict) -> tuple:
+    """``values`` with the entries of ``dynamic`` put in place (the static ones kept)."""
+    return tuple(dynamic.get(i, x) for i, x in enumerate(values))
+
+
+def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word, skip,
+                  n: int, n_blocks: int, dtype, *, native: bool, word_map=None,
+                  shape: tuple[int, ...] | None = None) -> jax.Array:
+    """Stream elements ``skip .. skip + n - 1`` of blocks ``first_block ..``, flat ``[n]``;
+    ``shape`` is the shape the caller gives them (default ``[n]``), in which the elementwise
+    lowering computes them (a TPU would copy a flat array into a 2-D layout).
+
+    Arguments as for :func:`counter_stream`; ``skip`` is a static int or an int32 scalar, and
+    the ``n_blocks`` blocks from ``first_block`` must hold the elements.
+
+    The lowering is chosen per platform when the program is lowered (``_lowering``): on a CPU
+    the rolled cipher over cache-sized chunks, where a ``vmap`` of this function (nested or
+    not) runs over all the examples as lanes (``_stream_lanes.lanes_window``), a tile of
+    blocks at a time (``vmap`` of the one-stream loop would hold the loop's words for every
+    block of every example at once, next to the output); elsewhere the elementwise lowering
+    (``_lowering._elementwise``), whose ``vmap`` is elementwise too. The bits are the same
+    either way.
+
+    ``word_map`` (a ``_unit.WordMap``, or None) maps the elements where they are made, chunk by
+    chunk or tile by tile on a CPU, so that a sampler's output is the only long array.
+    """
+    x64 = w.x64_enabled()
+    shape = (n,) if shape is None else tuple(shape)
+    if n == 0:
+        return jnp.zeros((0,), mapped_dtype(word_map, dtype, x64=x64))
+    values = (*h, final_tweak, first_block, skip)
+    window = dict(n=n, n_blocks=n_blocks, dtype=dtype, word_map=word_map, x64=x64)
+
+    def one(dynamic):
+        *h, final_tweak, first_block, skip = _with_dynamic(values, dynamic)
+        return _chunks.one_window(tuple(h), final_tweak, first_block, skip, native=native, **window)
+
+    def lanes(dynamic, *, folded):
+        *h, final_tweak, first_block, skip = _with_dynamic(values, dynamic)
+        return _stream_lanes.lanes_window(tuple(h), final_tweak, first_block, skip,
+                                          folded=folded, **window)
+
+    def rolled(dynamic):
+        return _lanes.batched_by_lanes(one, lanes)(dynamic) if dynamic else one(dynamic)
+
+    def elementwise(*, wide):
+        def elementwise_window(dynamic):
+            *h, final_tweak, first_block, skip = _with_dynamic(values, dynamic)
+            words = _elementwise.stream_window(h, final_tweak, first_block, skip, shape=shape,
+                                               dtype=dtype, wide=wide)
+            # Flat like the rolled lowering's; XLA folds this reshape into the caller's.
+            return map_words(word_map, words, x64=x64).reshape(n)
+        return elementwise_window
+
+    return by_platform(_dynamic_part(values), rolled=rolled,
+                                 elementwise=elementwise(wide=True),
+                                 elementwise_pairs=elementwise(wide=False))
+
+
+def counter_stream(h: Sequence[w.Word], final_tweak: int, first_block: w.Word, n_blocks: int,
+                   dtype, *, native: bool) -> jax.Array:
+    """Stream elements of blocks ``first_block .. first_block + n_blocks - 1``, flat.
+
+    ``h`` is the message hash (static ints or dynamic scalar words), ``final_tweak`` the tweak
+    word ``f`` (static, or a dynamic scalar word for ``jaxpmac.prng_impl`` keys, whose final
+    tweak depends on a traced word count), ``first_block`` a static int or dynamic 64-bit word.
+    Batched by lanes under ``vmap`` (see :func:`stream_window`).
+    """
+    return stream_window(h, final_tweak, first_block, 0, n_blocks * elements_per_block(dtype),
+                         n_blocks, dtype, native=native)
