@@ -68,6 +68,13 @@ def _valid_or_nan(valid: jax.Array, x: jax.Array) -> jax.Array:
     return jnp.where(valid, x, jnp.array(jnp.nan, x.dtype))
 
 
+def _reciprocal(x: jax.Array) -> jax.Array:
+    """``1 / x``, for products ``y * (1 / x)`` in place of ``y / x``: XLA rewrites a division
+    by a broadcast scalar into such a product in some programs and not others, so the values
+    would depend on the program."""
+    return np.array(1, x.dtype) / x
+
+
 def _two_words(state, shape, dtype):
     """Words ``2i`` and ``2i + 1`` of a hashed state's stream, for element ``i`` of ``shape``."""
     words = _unit.words(state, math.prod(shape), 2, dtype)
@@ -247,10 +254,10 @@ def _of_exponential_impl(state, params, *, shape, dtype, kind):
     params = [jnp.broadcast_to(p, shape) for p in params]
     if kind == "pareto":
         (b,) = params
-        x = _valid_or_nan(b > 0, _fixed_math.exp(e / b))
+        x = _valid_or_nan(b > 0, _fixed_math.exp(e * _reciprocal(b)))
     elif kind == "weibull_min":
         scale, concentration = params
-        x = scale * _fixed_math.exp(jnp.log(e) / concentration)
+        x = scale * _fixed_math.exp(jnp.log(e) * _reciprocal(concentration))
         x = _valid_or_nan((scale >= 0) & (concentration > 0), x)
     else:       # rayleigh
         (scale,) = params
@@ -269,9 +276,9 @@ def _of_exponential(kind, state, params: dict, shape, dtype):
 def pareto(state, b, shape=None, dtype=None):
     """Pareto floats (scale 1, shape ``b``; support ``x >= 1``), like ``jax.random.pareto``.
 
-    Algorithm: ``exp(E / b)`` for the exponential ``E`` of :func:`jaxpmac.exponential` on the
-    same state (``-log(1 - u)`` of word ``i``, accurate in both tails). ``b <= 0`` or NaN gives
-    NaN.
+    Algorithm: ``exp(E * (1 / b))`` for the exponential ``E`` of :func:`jaxpmac.exponential`
+    on the same state (``-log(1 - u)`` of word ``i``, accurate in both tails). ``b <= 0`` or NaN
+    gives NaN.
 
     Example:
         >>> import jaxpmac as jp
@@ -287,7 +294,8 @@ def weibull_min(state, scale, concentration, shape=(), dtype=None):
 
     Algorithm: ``scale * E**(1 / concentration)`` for the exponential ``E`` of
     :func:`jaxpmac.exponential` on the same state, the power taken as
-    ``exp(log(E) / concentration)``. ``scale < 0``, ``concentration <= 0`` or NaN gives NaN.
+    ``exp(log(E) * (1 / concentration))``. ``scale < 0``, ``concentration <= 0`` or NaN gives
+    NaN.
 
     Args:
         state: an :class:`RNGState`.
@@ -444,9 +452,9 @@ def _generalized_normal_impl(state, streams, p, *, shape, dtype):
     cdtype = _unit.compute_dtype(dtype)
     p = _flat(p, shape)
     valid = (p > 0) & (p < jnp.inf)
-    safe_p = jnp.where(valid, p, 1)
-    log_g = log_gamma_flat(streams, np.array(1, cdtype) / safe_p, dtype)
-    magnitude = _fixed_math.exp(log_g / safe_p)
+    inverse_p = _reciprocal(jnp.where(valid, p, 1))
+    log_g = log_gamma_flat(streams, inverse_p, dtype)
+    magnitude = _fixed_math.exp(log_g * inverse_p)
     word = _unit.words(state, p.shape[0], 1, dtype)[:, 0]
     negative = (word >> np.array(word.dtype.itemsize * 8 - 1, word.dtype)).astype(jnp.bool_)
     x = jnp.where(negative, -magnitude, magnitude)
@@ -460,8 +468,8 @@ def generalized_normal(state, p, shape=(), dtype=None):
 
     Algorithm: ``|x| = G**(1/p)`` for ``G ~ Gamma(1/p)`` (:func:`jaxpmac.gamma`'s algorithm on
     ``state.split_static(GENERALIZED_NORMAL_GAMMA_LABEL)``), taken in log space as
-    ``exp(log(G) / p)``; the sign is the top bit of word ``i`` of the state's own stream (set:
-    negative). ``p <= 0``, ``inf`` or NaN gives NaN.
+    ``exp(log(G) * (1 / p))``; the sign is the top bit of word ``i`` of the state's own stream
+    (set: negative). ``p <= 0``, ``inf`` or NaN gives NaN.
 
     Args:
         state: an :class:`RNGState`.
