@@ -60,6 +60,13 @@ def _checked(name: str, state, dtype, shape, params: dict):
     return dtype, values, args.output_shape(shape, values, name=name)
 
 
+def _drawn(impl, shape, dtype, *operands) -> jax.Array:
+    """``impl(*operands, shape=shape, dtype=dtype)``, or zeros for an empty ``shape``."""
+    if math.prod(shape) == 0:
+        return jnp.zeros(shape, dtype)
+    return impl(*operands, shape=shape, dtype=dtype)
+
+
 def _flat(param: jax.Array, shape) -> jax.Array:
     return jnp.broadcast_to(param, shape).reshape(-1)
 
@@ -128,10 +135,8 @@ def t(state, df, shape=None, dtype=None):
         (4,)
     """
     dtype, (df,), shape = _checked("t", state, dtype, shape, {"df": df})
-    if math.prod(shape) == 0:
-        return jnp.zeros(shape, dtype)
-    return _t_impl(hashed(state), gamma_streams(state.split_static(T_GAMMA_LABEL)), df,
-                   shape=shape, dtype=dtype)
+    return _drawn(_t_impl, shape, dtype, hashed(state),
+                  gamma_streams(state.split_static(T_GAMMA_LABEL)), df)
 
 
 @partial(jax.jit, static_argnames=("shape", "dtype"))
@@ -155,9 +160,7 @@ def chisquare(state, df, shape=None, dtype=None):
         True
     """
     dtype, (df,), shape = _checked("chisquare", state, dtype, shape, {"df": df})
-    if math.prod(shape) == 0:
-        return jnp.zeros(shape, dtype)
-    return _chisquare_impl(gamma_streams(state), df, shape=shape, dtype=dtype)
+    return _drawn(_chisquare_impl, shape, dtype, gamma_streams(state), df)
 
 
 @partial(jax.jit, static_argnames=("shape", "dtype"))
@@ -186,10 +189,8 @@ def f(state, dfnum, dfden, shape=None, dtype=None):
     """
     dtype, (dfnum, dfden), shape = _checked("f", state, dtype, shape,
                                             {"dfnum": dfnum, "dfden": dfden})
-    if math.prod(shape) == 0:
-        return jnp.zeros(shape, dtype)
-    return _f_impl(gamma_streams(state), gamma_streams(state.split_static(F_DENOMINATOR_LABEL)),
-                   dfnum, dfden, shape=shape, dtype=dtype)
+    return _drawn(_f_impl, shape, dtype, gamma_streams(state),
+                  gamma_streams(state.split_static(F_DENOMINATOR_LABEL)), dfnum, dfden)
 
 
 @partial(jax.jit, static_argnames=("shape", "dtype"))
@@ -213,9 +214,7 @@ def loggamma(state, a, shape=None, dtype=None):
         True
     """
     dtype, (a,), shape = _checked("loggamma", state, dtype, shape, {"a": a})
-    if math.prod(shape) == 0:
-        return jnp.zeros(shape, dtype)
-    return _loggamma_impl(gamma_streams(state), a, shape=shape, dtype=dtype)
+    return _drawn(_loggamma_impl, shape, dtype, gamma_streams(state), a)
 
 
 # -- lognormal, pareto, weibull_min, rayleigh: one word per element ------------------------------
@@ -241,10 +240,8 @@ def lognormal(state, sigma=1.0, shape=None, dtype=None):
         True
     """
     dtype, (sigma,), shape = _checked("lognormal", state, dtype, shape, {"sigma": sigma})
-    if math.prod(shape) == 0:
-        return jnp.zeros(shape, dtype)
-    return _lognormal_impl(hashed(state), _valid_or_nan(sigma >= 0, sigma), shape=shape,
-                           dtype=dtype)
+    return _drawn(_lognormal_impl, shape, dtype, hashed(state),
+                  _valid_or_nan(sigma >= 0, sigma))
 
 
 @partial(jax.jit, static_argnames=("shape", "dtype", "kind"))
@@ -267,9 +264,8 @@ def _of_exponential_impl(state, params, *, shape, dtype, kind):
 
 def _of_exponential(kind, state, params: dict, shape, dtype):
     dtype, values, shape = _checked(kind, state, dtype, shape, params)
-    if math.prod(shape) == 0:
-        return jnp.zeros(shape, dtype)
-    return _of_exponential_impl(hashed(state), values, shape=shape, dtype=dtype, kind=kind)
+    return _drawn(partial(_of_exponential_impl, kind=kind), shape, dtype, hashed(state),
+                  values)
 
 
 @ends_draw
@@ -363,9 +359,7 @@ def maxwell(state, shape=(), dtype=None):
     _bits.check_state(state, name="maxwell")
     dtype = args.float_dtype(dtype, name="maxwell")
     shape = _bits.check_shape(shape, name="maxwell")
-    if math.prod(shape) == 0:
-        return jnp.zeros(shape, dtype)
-    return _maxwell_impl(hashed(state), shape=shape, dtype=dtype)
+    return _drawn(_maxwell_impl, shape, dtype, hashed(state))
 
 
 @partial(jax.jit, static_argnames=("shape", "dtype"))
@@ -400,9 +394,7 @@ def double_sided_maxwell(state, loc, scale, shape=(), dtype=None):
     """
     dtype, (loc, scale), shape = _checked("double_sided_maxwell", state, dtype, shape,
                                           {"loc": loc, "scale": scale})
-    if math.prod(shape) == 0:
-        return jnp.zeros(shape, dtype)
-    return _double_sided_maxwell_impl(hashed(state), loc, scale, shape=shape, dtype=dtype)
+    return _drawn(_double_sided_maxwell_impl, shape, dtype, hashed(state), loc, scale)
 
 
 @partial(jax.jit, static_argnames=("shape", "dtype"))
@@ -440,9 +432,7 @@ def wald(state, mean, shape=None, dtype=None):
         True
     """
     dtype, (mean,), shape = _checked("wald", state, dtype, shape, {"mean": mean})
-    if math.prod(shape) == 0:
-        return jnp.zeros(shape, dtype)
-    return _wald_impl(hashed(state), mean, shape=shape, dtype=dtype)
+    return _drawn(_wald_impl, shape, dtype, hashed(state), mean)
 
 
 # -- generalized_normal: a gamma and a sign -------------------------------------------------------
@@ -483,11 +473,8 @@ def generalized_normal(state, p, shape=(), dtype=None):
         (4,)
     """
     dtype, (p,), shape = _checked("generalized_normal", state, dtype, shape, {"p": p})
-    if math.prod(shape) == 0:
-        return jnp.zeros(shape, dtype)
-    return _generalized_normal_impl(
-        hashed(state), gamma_streams(state.split_static(GENERALIZED_NORMAL_GAMMA_LABEL)), p,
-        shape=shape, dtype=dtype)
+    return _drawn(_generalized_normal_impl, shape, dtype, hashed(state),
+                  gamma_streams(state.split_static(GENERALIZED_NORMAL_GAMMA_LABEL)), p)
 
 
 # -- triangular: one word, inverse CDF -----------------------------------------------------------
@@ -529,6 +516,4 @@ def triangular(state, left, mode, right, shape=None, dtype=None):
     """
     dtype, (left, mode, right), shape = _checked(
         "triangular", state, dtype, shape, {"left": left, "mode": mode, "right": right})
-    if math.prod(shape) == 0:
-        return jnp.zeros(shape, dtype)
-    return _triangular_impl(hashed(state), left, mode, right, shape=shape, dtype=dtype)
+    return _drawn(_triangular_impl, shape, dtype, hashed(state), left, mode, right)
