@@ -42,6 +42,7 @@ from jaxpmac._gamma_family import gamma_streams, log_gamma_flat
 from jaxpmac._hashed import hashed
 from jaxpmac._lowering._draw_boundary import ends_draw
 from jaxpmac._normal import standard_normal
+from jaxpmac._simple_continuous import _exponential as exponential_of_word
 from jaxpmac._simple_continuous import unit_transform
 
 T_GAMMA_LABEL = "jaxpmac.t.gamma"
@@ -86,11 +87,6 @@ def _two_words(state, shape, dtype):
     """Words ``2i`` and ``2i + 1`` of a hashed state's stream, for element ``i`` of ``shape``."""
     words = _unit.words(state, math.prod(shape), 2, dtype)
     return words[:, 0], words[:, 1]
-
-
-def _exponential_of_word(word, cdtype):
-    """``-log(1 - u)``, as :func:`jaxpmac.exponential` computes it."""
-    return -_unit.log_unit_pair(word, cdtype)[1]
 
 
 def _log_relative_gamma(log_g: jax.Array, alpha: jax.Array) -> jax.Array:
@@ -332,7 +328,7 @@ def _signed_maxwell(state, shape, dtype) -> jax.Array:
     cdtype = _unit.compute_dtype(dtype)
     normal_word, exponential_word = _two_words(state, shape, dtype)
     z = _ndtri.normal_of_word(normal_word, cdtype)
-    e = _exponential_of_word(exponential_word, cdtype)
+    e = exponential_of_word(exponential_word, cdtype)
     magnitude = jnp.sqrt(_fixed_math.rounded(z * z, z) + np.array(2, cdtype) * e)
     return jnp.where(z < 0, -magnitude, magnitude)
 
