@@ -9,6 +9,9 @@ numbers under ``jit``, ``vmap``, ``scan``, remat and sharding alike.
 from jaxpmac import hail, rand
 from jaxpmac._bits import bits
 from jaxpmac._counts import binomial, poisson
+from jaxpmac._derived_continuous import (
+    chisquare, double_sided_maxwell, f, generalized_normal, loggamma, lognormal, maxwell, pareto,
+    rayleigh, t, triangular, wald, weibull_min)
 from jaxpmac._gamma_family import beta, dirichlet, gamma
 from jaxpmac._implicit import DrawSite, draw_sites, randomized
 from jaxpmac._integers import categorical, choice, permutation, randint
@@ -31,26 +34,39 @@ __all__ = [
     "bits",
     "categorical",
     "cauchy",
+    "chisquare",
     "choice",
     "dirichlet",
+    "double_sided_maxwell",
     "draw_sites",
     "exponential",
+    "f",
     "fold_in_uids",
     "force_lowering",
     "gamma",
+    "generalized_normal",
     "gumbel",
     "hail",
     "key",
     "laplace",
+    "loggamma",
     "logistic",
+    "lognormal",
+    "maxwell",
     "multivariate_normal",
     "normal",
+    "pareto",
     "permutation",
     "poisson",
     "prng_impl",
     "rand",
     "randint",
     "randomized",
+    "rayleigh",
+    "t",
+    "triangular",
     "truncated_normal",
     "uniform",
+    "wald",
+    "weibull_min",
 ]

@@ -41,10 +41,12 @@ from jaxpmac import _state
 def _samplers() -> dict[str, Callable]:
     import jaxpmac as jp
     from jaxpmac import hail
-    names = ["bernoulli", "beta", "binomial", "bits", "categorical", "cauchy", "choice",
-             "dirichlet", "exponential", "gamma", "gumbel", "laplace", "logistic",
-             "multivariate_normal", "normal", "permutation", "poisson", "randint",
-             "truncated_normal", "uniform"]
+    names = ["bernoulli", "beta", "binomial", "bits", "categorical", "cauchy", "chisquare",
+             "choice", "dirichlet", "double_sided_maxwell", "exponential", "f", "gamma",
+             "generalized_normal", "gumbel", "laplace", "loggamma", "logistic", "lognormal",
+             "maxwell", "multivariate_normal", "normal", "pareto", "permutation", "poisson",
+             "randint", "rayleigh", "t", "triangular", "truncated_normal", "uniform", "wald",
+             "weibull_min"]
     table = {name: getattr(jp, name) for name in names}
     for name in hail.__all__:
         table["hail_" + name] = getattr(hail, name)

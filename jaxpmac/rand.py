@@ -16,10 +16,12 @@ from __future__ import annotations
 from jaxpmac._implicit_draw import draw as _draw
 
 __all__ = [
-    "bernoulli", "beta", "binomial", "bits", "categorical", "cauchy", "choice", "dirichlet",
-    "exponential", "gamma", "gumbel", "hail_rand_bool", "hail_rand_int32", "hail_rand_int64",
-    "hail_rand_norm", "hail_rand_unif", "laplace", "logistic", "multivariate_normal", "normal",
-    "permutation", "poisson", "randint", "truncated_normal", "uniform",
+    "bernoulli", "beta", "binomial", "bits", "categorical", "cauchy", "chisquare", "choice",
+    "dirichlet", "double_sided_maxwell", "exponential", "f", "gamma", "generalized_normal",
+    "gumbel", "hail_rand_bool", "hail_rand_int32", "hail_rand_int64", "hail_rand_norm",
+    "hail_rand_unif", "laplace", "loggamma", "logistic", "lognormal", "maxwell",
+    "multivariate_normal", "normal", "pareto", "permutation", "poisson", "randint", "rayleigh",
+    "t", "triangular", "truncated_normal", "uniform", "wald", "weibull_min",
 ]
 
 
@@ -75,6 +77,72 @@ def logistic(shape=(), dtype=None):
 def cauchy(shape=(), dtype=None):
     """Keyless :func:`jaxpmac.cauchy`."""
     return _draw("cauchy", shape=shape, dtype=dtype)
+
+
+def t(df, shape=None, dtype=None):
+    """Keyless :func:`jaxpmac.t`."""
+    return _draw("t", df=df, shape=shape, dtype=dtype)
+
+
+def lognormal(sigma=1.0, shape=None, dtype=None):
+    """Keyless :func:`jaxpmac.lognormal`."""
+    return _draw("lognormal", sigma=sigma, shape=shape, dtype=dtype)
+
+
+def chisquare(df, shape=None, dtype=None):
+    """Keyless :func:`jaxpmac.chisquare`."""
+    return _draw("chisquare", df=df, shape=shape, dtype=dtype)
+
+
+def f(dfnum, dfden, shape=None, dtype=None):
+    """Keyless :func:`jaxpmac.f`."""
+    return _draw("f", dfnum=dfnum, dfden=dfden, shape=shape, dtype=dtype)
+
+
+def loggamma(a, shape=None, dtype=None):
+    """Keyless :func:`jaxpmac.loggamma`."""
+    return _draw("loggamma", a=a, shape=shape, dtype=dtype)
+
+
+def pareto(b, shape=None, dtype=None):
+    """Keyless :func:`jaxpmac.pareto`."""
+    return _draw("pareto", b=b, shape=shape, dtype=dtype)
+
+
+def weibull_min(scale, concentration, shape=(), dtype=None):
+    """Keyless :func:`jaxpmac.weibull_min`."""
+    return _draw("weibull_min", scale=scale, concentration=concentration, shape=shape,
+                 dtype=dtype)
+
+
+def rayleigh(scale, shape=None, dtype=None):
+    """Keyless :func:`jaxpmac.rayleigh`."""
+    return _draw("rayleigh", scale=scale, shape=shape, dtype=dtype)
+
+
+def maxwell(shape=(), dtype=None):
+    """Keyless :func:`jaxpmac.maxwell`."""
+    return _draw("maxwell", shape=shape, dtype=dtype)
+
+
+def double_sided_maxwell(loc, scale, shape=(), dtype=None):
+    """Keyless :func:`jaxpmac.double_sided_maxwell`."""
+    return _draw("double_sided_maxwell", loc=loc, scale=scale, shape=shape, dtype=dtype)
+
+
+def generalized_normal(p, shape=(), dtype=None):
+    """Keyless :func:`jaxpmac.generalized_normal`."""
+    return _draw("generalized_normal", p=p, shape=shape, dtype=dtype)
+
+
+def wald(mean, shape=None, dtype=None):
+    """Keyless :func:`jaxpmac.wald`."""
+    return _draw("wald", mean=mean, shape=shape, dtype=dtype)
+
+
+def triangular(left, mode, right, shape=None, dtype=None):
+    """Keyless :func:`jaxpmac.triangular`."""
+    return _draw("triangular", left=left, mode=mode, right=right, shape=shape, dtype=dtype)
 
 
 def categorical(logits, axis=-1, shape=None, replace=True, mode=None):

@@ -87,6 +87,20 @@ def _cases() -> list[Case]:
     dirichlet = lambda s, d: jp.dirichlet(s, jnp.array([0.5, 1.0, 3.0]), (N // 4,), d)
     add("dirichlet/float32", lambda s: dirichlet(s, jnp.float32), ulps=2)
     add("dirichlet/float64", lambda s: dirichlet(s, jnp.float64), x64=True, ulps=2)
+    # jaxpmac/_derived_continuous.py
+    floats("t", lambda s, d: jp.t(s, 3.5, (N,), d))
+    floats("lognormal", lambda s, d: jp.lognormal(s, 0.7, (N,), d))
+    floats("chisquare", lambda s, d: jp.chisquare(s, 3.0, (N,), d))
+    floats("f", lambda s, d: jp.f(s, 4.0, 9.0, (N,), d))
+    floats("loggamma", lambda s, d: jp.loggamma(s, 0.2, (N,), d))
+    floats("pareto", lambda s, d: jp.pareto(s, 2.5, (N,), d))
+    floats("weibull_min", lambda s, d: jp.weibull_min(s, 2.0, 1.7, (N,), d))
+    floats("rayleigh", lambda s, d: jp.rayleigh(s, 1.5, (N,), d))
+    floats("maxwell", lambda s, d: jp.maxwell(s, (N,), d))
+    floats("double_sided_maxwell", lambda s, d: jp.double_sided_maxwell(s, 1.0, 2.0, (N,), d))
+    floats("generalized_normal", lambda s, d: jp.generalized_normal(s, 1.5, (N,), d))
+    floats("wald", lambda s, d: jp.wald(s, 2.0, (N,), d))
+    floats("triangular", lambda s, d: jp.triangular(s, -1.0, 0.5, 3.0, (N,), d))
     for lam in (3.0, 12.0, 300.0, 1e4):
         add(f"poisson/lam={lam:g}", lambda s, lam=lam: jp.poisson(s, lam, (4 * N,)))
     for n, p in ((10, 0.3), (1000, 0.5), (50_000, 0.01)):

@@ -232,6 +232,72 @@ def unit_transform(msg: Message, n: int, kind: str) -> list[float]:
     return [TRANSFORMS[kind](word) for word in msg.words32(n)]
 
 
+# -- closed forms of derived samplers (jaxpmac/_derived_continuous.py) -------------------------
+
+def normal_of(word: int) -> float:
+    """The standard normal of one word: ``-+ndtri(p)``."""
+    upper, p = symmetric_unit(word)
+    x = f32(ndtri(p))
+    return -x if upper else x
+
+
+def exp32(x: float) -> float:
+    """float32 ``exp``, results below the smallest normal float32 flushed to 0 (as XLA on CPU
+    does, and as jaxpmac's own float32 ``exp`` gives below ``2**-127``)."""
+    y = f32(math.exp(x)) if x < 89 else math.inf
+    return 0.0 if y < TINY32 else y
+
+
+def pareto_of(word: int, b: float) -> float:
+    """``exp(E * (1 / b))`` for the exponential ``E`` of the word."""
+    return exp32(f32(exponential_of(word) * f32(1.0 / b)))
+
+
+def weibull_of(word: int, scale: float, concentration: float) -> float:
+    """``scale * exp(log(E) * (1 / concentration))``."""
+    log_e = f32(math.log(exponential_of(word)))
+    x = f32(scale * exp32(f32(log_e * f32(1.0 / concentration))))
+    return 0.0 if x < TINY32 else x
+
+
+def rayleigh_of(word: int, scale: float) -> float:
+    """``scale * sqrt(2 E)``."""
+    return f32(scale * f32(math.sqrt(f32(2.0 * exponential_of(word)))))
+
+
+def signed_maxwell_of(normal_word: int, exponential_word: int) -> float:
+    """``sign(Z) sqrt(Z**2 + 2E)``: ``Z`` of word ``2i``, ``E`` of word ``2i + 1``."""
+    z = normal_of(normal_word)
+    magnitude = f32(math.sqrt(f32(f32(z * z) + f32(2.0 * exponential_of(exponential_word)))))
+    return -magnitude if z < 0 else magnitude
+
+
+def wald_of(normal_word: int, uniform_word: int, mean: float, margin: float
+            ) -> tuple[float, bool]:
+    """Michael--Schucany--Haas with ``r = 1 / (1 + w + sqrt(w (w + 2)))``,
+    ``w = mean Z**2 / 2``: ``(value, ambiguous)``, ambiguous when ``u (1 + r)`` lies within
+    ``margin`` of 1 (the decision)."""
+    z = normal_of(normal_word)
+    u = open_unit(uniform_word)
+    y = f32(z * z)
+    w = f32(mean * f32(0.5 * y))
+    r = f32(1.0 / f32(f32(1.0 + w) + f32(math.sqrt(f32(w * f32(w + 2.0))))))
+    statistic = f32(u * f32(1.0 + r))
+    value = f32(mean * r) if statistic <= 1.0 else f32(mean / r)
+    return value, abs(u * (1.0 + r) - 1.0) < margin
+
+
+def triangular_of(word: int, left: float, mode: float, right: float) -> float:
+    """The inverse CDF at ``u`` of the word (``u`` and ``1 - u`` from ``symmetric_unit``)."""
+    upper, p = symmetric_unit(word)
+    u, q = (f32(1.0 - p), p) if upper else (p, f32(1.0 - p))
+    width = f32(right - left)
+    below = f32(left + f32(math.sqrt(f32(u * f32(width * f32(mode - left))))))
+    above = f32(right - f32(math.sqrt(f32(q * f32(width * f32(right - mode))))))
+    x = below if u < f32(f32(mode - left) / width) else above
+    return min(max(x, left), right)
+
+
 def truncated_normal(msg: Message, lower: list[float], upper: list[float]) -> list[dict]:
     """Per element: ``value`` and ``abs_err`` (the error a few-ulp ``ndtr``/``ndtri`` causes,
     at ``ulp_ndtr`` ulp of ``Phi`` and 8 ulp of ``x``; the caller scales it).

@@ -276,3 +276,33 @@ class ImplicitTest(chex.TestCase):
         want = jax.vmap(lambda l: jax.jit(jp.randint, static_argnums=(1, 4))(
             site.state(KEY).split(l), (64,), 0, jnp.int32(300), jnp.int8))(jnp.arange(2))
         np.testing.assert_array_equal(out, want)
+
+
+def test_keyless_derived_samplers_draw_what_the_explicit_ones_draw_at_their_sites():
+    """The samplers of jaxpmac/_derived_continuous.py, keyless: each site's draw is the
+    explicit sampler on the site's state (parameters passed as arrays and as static values)."""
+    keyless = [
+        (lambda: jp.rand.t(jnp.array([2.0, 9.0])), lambda s: jp.t(s, jnp.array([2.0, 9.0]))),
+        (lambda: jp.rand.lognormal(0.5, (3,)), lambda s: jp.lognormal(s, 0.5, (3,))),
+        (lambda: jp.rand.chisquare(3.0, (2,)), lambda s: jp.chisquare(s, 3.0, (2,))),
+        (lambda: jp.rand.f(2.0, jnp.ones(2)), lambda s: jp.f(s, 2.0, jnp.ones(2))),
+        (lambda: jp.rand.loggamma(0.5, (2,)), lambda s: jp.loggamma(s, 0.5, (2,))),
+        (lambda: jp.rand.pareto(2.0, (2,)), lambda s: jp.pareto(s, 2.0, (2,))),
+        (lambda: jp.rand.weibull_min(1.0, 2.0, (2,)), lambda s: jp.weibull_min(s, 1.0, 2.0, (2,))),
+        (lambda: jp.rand.rayleigh(1.0, (2,)), lambda s: jp.rayleigh(s, 1.0, (2,))),
+        (lambda: jp.rand.maxwell((2,)), lambda s: jp.maxwell(s, (2,))),
+        (lambda: jp.rand.double_sided_maxwell(0.0, 1.0, (2,)),
+         lambda s: jp.double_sided_maxwell(s, 0.0, 1.0, (2,))),
+        (lambda: jp.rand.generalized_normal(1.5, (2,)),
+         lambda s: jp.generalized_normal(s, 1.5, (2,))),
+        (lambda: jp.rand.wald(2.0, (2,)), lambda s: jp.wald(s, 2.0, (2,))),
+        (lambda: jp.rand.triangular(0.0, 0.5, 1.0, (2,)),
+         lambda s: jp.triangular(s, 0.0, 0.5, 1.0, (2,))),
+    ]
+    model = jp.randomized(lambda: [draw() for draw, _ in keyless])
+    sites = model.sites()
+    assert [site.sampler for site in sites] == [
+        "t", "lognormal", "chisquare", "f", "loggamma", "pareto", "weibull_min", "rayleigh",
+        "maxwell", "double_sided_maxwell", "generalized_normal", "wald", "triangular"]
+    for got, site, (_, explicit) in zip(jax.jit(model)(KEY), sites, keyless):
+        np.testing.assert_allclose(got, explicit(site.state(KEY)), rtol=4e-6)

@@ -33,6 +33,8 @@ from hypothesis import strategies as st
 
 import jaxpmac as jp
 import reference_samplers as rs
+from jaxpmac import _derived_continuous as dc
+from jaxpmac import _fixed_math
 
 pytestmark = pytest.mark.usefixtures("each_lowering")
 
@@ -377,3 +379,143 @@ def test_permutation_sorts_by_64_bit_words(nonce, label_list, message, n):
     expected = [[int(x[r, j]) for j in sorted(range(n), key=lambda j: (keys[r * n + j], j))]
                 for r in range(3)]
     assert np.asarray(jp.permutation(state, x, axis=1, independent=True)).tolist() == expected
+
+
+# -- derived continuous samplers (jaxpmac/_derived_continuous.py) ---------------------------
+# Closed forms of stream words are checked against the reference; samplers built on another
+# sampler are checked against that sampler's draws on the same words (the documented relation).
+
+positive = st.one_of(floats32(0.05, 1.0), floats32(1.0, 20.0))
+
+
+@property_settings(15)
+@given(word_values, label_lists, messages, sizes, positive, positive)
+def test_pareto_weibull_rayleigh_are_transforms_of_the_exponential_of_word_i(
+        nonce, label_list, message, n, first, second):
+    state = _state(nonce, label_list, message)
+    words = rs.Message(nonce, label_list, message).words32(n)
+    e = np.array([rs.exponential_of(w) for w in words], np.float64)
+    # Each value's error is that of E (a few ulp, or eps near 0) carried through the formula:
+    # d(log x) = dE / b (pareto), dlog(E) / concentration (weibull), dE / 2E (rayleigh).
+    expected = [rs.pareto_of(w, first) for w in words]
+    assert_close32(jp.pareto(state, np.float32(first), (n,), jnp.float32), expected,
+                   abs_err=np.abs(expected) * (1 + e) / first)
+    expected = [rs.weibull_of(w, first, second) for w in words]
+    assert_close32(jp.weibull_min(state, np.float32(first), np.float32(second), (n,),
+                                  jnp.float32), expected,
+                   abs_err=np.abs(expected) * (1 + np.abs(np.log(e))) / second)
+    expected = [rs.rayleigh_of(w, first) for w in words]
+    assert_close32(jp.rayleigh(state, np.float32(first), (n,), jnp.float32), expected,
+                   abs_err=np.abs(expected))
+
+
+@property_settings(15)
+@given(word_values, label_lists, messages, sizes, floats32(-5, 5), positive)
+def test_maxwells_are_normal_and_exponential_of_words_2i_and_2i_plus_1(
+        nonce, label_list, message, n, loc, scale):
+    state = _state(nonce, label_list, message)
+    words = rs.Message(nonce, label_list, message).words32(2 * n)
+    signed = [rs.signed_maxwell_of(words[2 * i], words[2 * i + 1]) for i in range(n)]
+    maxwell = jp.maxwell(state, (n,), jnp.float32)
+    assert_close32(maxwell, np.abs(signed), abs_err=1.0)
+    # The sign is Z's, and |double_sided_maxwell(s, 0, 1)| is maxwell(s) exactly.
+    unit = np.asarray(jp.double_sided_maxwell(state, 0.0, 1.0, (n,), jnp.float32))
+    np.testing.assert_array_equal(np.abs(unit), maxwell)
+    np.testing.assert_array_equal(np.signbit(unit), np.signbit(signed))
+    got = jp.double_sided_maxwell(state, np.float32(loc), np.float32(scale), (n,), jnp.float32)
+    np.testing.assert_array_equal(got, np.float32(loc) + np.float32(scale) * unit)
+
+
+@property_settings(15)
+@given(word_values, label_lists, messages, sizes,
+       st.one_of(floats32(1e-3, 1.0), floats32(1.0, 1e3)))
+def test_wald_is_michael_schucany_haas_on_words_2i_and_2i_plus_1(nonce, label_list, message,
+                                                                  n, mean):
+    words = rs.Message(nonce, label_list, message).words32(2 * n)
+    results = [rs.wald_of(words[2 * i], words[2 * i + 1], mean, MARGIN) for i in range(n)]
+    assume(not any(ambiguous for _, ambiguous in results))
+    got = jp.wald(_state(nonce, label_list, message), np.float32(mean), (n,), jnp.float32)
+    # Z carries ndtri's few ulp into w = mean Z**2 / 2 and from there into r or 1/r.
+    assert_close32(got, [value for value, _ in results],
+                   abs_err=[4 * abs(value) for value, _ in results])
+
+
+@property_settings(15)
+@given(word_values, label_lists, messages, sizes, floats32(-10, 10), floats32(0, 1),
+       floats32(1e-3, 10))
+def test_triangular_is_the_inverse_cdf_of_word_i(nonce, label_list, message, n, left,
+                                                 fraction, width):
+    right = rs.f32(left + width)
+    mode = rs.f32(left + rs.f32(fraction * rs.f32(right - left)))
+    assume(left <= mode <= right and left < right)
+    words = rs.Message(nonce, label_list, message).words32(n)
+    got = jp.triangular(_state(nonce, label_list, message), np.float32(left),
+                        np.float32(mode), np.float32(right), (n,), jnp.float32)
+    # Only + - * / and sqrt, each correctly rounded: exact.
+    assert np.asarray(got, np.float64).tolist() == [rs.triangular_of(w, left, mode, right)
+                                                    for w in words]
+
+
+@property_settings(10)
+@given(word_values, label_lists, messages, sizes, floats32(0, 3))
+def test_lognormal_is_exp_of_sigma_times_the_normal(nonce, label_list, message, n, sigma):
+    state = _state(nonce, label_list, message)
+    got = jp.lognormal(state, np.float32(sigma), (n,), jnp.float32)
+    z = np.asarray(jp.normal(state, (n,), jnp.float32))
+    np.testing.assert_array_equal(got, _fixed_math.exp(jnp.asarray(np.float32(sigma) * z)))
+    expected = [rs.exp32(rs.f32(sigma * x))
+                for x in rs.normal(rs.Message(nonce, label_list, message), n)]
+    # ndtri's error (ULPS) scaled by sigma |Z| in the exponent.
+    assert_close32(got, expected, abs_err=np.abs(expected) * (1 + sigma * np.abs(z)))
+
+
+def _loggamma32(state, a, n):
+    return jp.loggamma(state, np.full(n, a, np.float32), dtype=jnp.float32)
+
+
+@property_settings(10)
+@given(word_values, label_lists, messages, sizes, alphas)
+def test_chisquare_and_loggamma_are_the_gamma_of_the_same_state(nonce, label_list, message, n,
+                                                                 half_df):
+    state = _state(nonce, label_list, message)
+    a = np.full(n, half_df, np.float32)
+    gamma = np.asarray(jp.gamma(state, a, dtype=jnp.float32))
+    np.testing.assert_array_equal(jp.chisquare(state, 2 * a, dtype=jnp.float32), 2 * gamma)
+    log = _loggamma32(state, half_df, n)
+    np.testing.assert_array_equal(_fixed_math.exp(log), gamma)
+    expected, ambiguous = rs.log_gamma(rs.Message(nonce, label_list, message), list(a), MARGIN)
+    assume(not ambiguous)
+    assert_close32(log, [e["value"] for e in expected],
+                   abs_err=[e["scale"] for e in expected])
+
+
+@property_settings(10)
+@given(word_values, label_lists, messages, sizes, alphas, alphas)
+def test_t_f_and_generalized_normal_are_built_from_their_documented_gammas(
+        nonce, label_list, message, n, first, second):
+    state = _state(nonce, label_list, message)
+    f32 = np.float32
+    df, dfden, p = f32(2) * f32(first), f32(2) * f32(second), f32(first)
+
+    def relative(sub, half):        # log(G / half) for G ~ Gamma(half) drawn from sub
+        return np.asarray(_loggamma32(sub, half, n)) - np.log(f32(half))
+
+    # The gammas inside another program differ from loggamma's by a few ulp (as gamma's do
+    # between programs: docs/derived_samplers.md), an absolute error of the exponent that exp
+    # turns into a relative one: abs_err = |value| (1 + |exponent|) eps.
+    def assert_exp_of(got, exponent, factor=1.0):
+        expected = np.asarray(factor * _fixed_math.exp(jnp.asarray(exponent)), np.float64)
+        assert_close32(got, expected, abs_err=np.abs(expected) * (1 + np.abs(exponent)))
+
+    z = np.asarray(jp.normal(state, (n,), jnp.float32))
+    assert_exp_of(jp.t(state, df, (n,), jnp.float32),
+                  relative(state.split_static(dc.T_GAMMA_LABEL), first) * f32(-0.5), z)
+    assert_exp_of(jp.f(state, df, dfden, (n,), jnp.float32),
+                  relative(state, first)
+                  - relative(state.split_static(dc.F_DENOMINATOR_LABEL), second))
+    inverse_p = f32(1) / p
+    sub = state.split_static(dc.GENERALIZED_NORMAL_GAMMA_LABEL)
+    got = np.asarray(jp.generalized_normal(state, p, (n,), jnp.float32))
+    assert_exp_of(np.abs(got), np.asarray(_loggamma32(sub, inverse_p, n)) * inverse_p)
+    negative = np.asarray(jp.bits(state, (n,), jnp.uint32)) >> 31 == 1
+    np.testing.assert_array_equal(np.signbit(got), negative)

@@ -72,6 +72,22 @@ def _discrete_p(samples, pmf, support_max: int) -> float:
 
 FLOAT_DTYPES = [jnp.float32] + LOW_PRECISION
 
+
+class _DoubleSidedMaxwell:
+    """``loc + scale * S * M`` for a Maxwell ``M`` and a random sign ``S`` (scipy has none):
+    the CDF and quantiles the tests need, from ``scipy.stats.maxwell``'s."""
+
+    def __init__(self, loc, scale):
+        self.loc, self.scale = loc, scale
+
+    def cdf(self, x):
+        z = (np.asarray(x, np.float64) - self.loc) / self.scale
+        return 0.5 + np.sign(z) * st.maxwell.cdf(np.abs(z)) / 2
+
+    def ppf(self, q):
+        q = np.asarray(q, np.float64)
+        return self.loc + self.scale * np.sign(q - 0.5) * st.maxwell.ppf(np.abs(2 * q - 1))
+
 CONTINUOUS = {
     "normal": (lambda s, d: jp.normal(s, (N,), d), st.norm()),
     "exponential": (lambda s, d: jp.exponential(s, (N,), d), st.expon()),
@@ -86,6 +102,30 @@ CONTINUOUS = {
     "gamma_small": (lambda s, d: jp.gamma(s, 0.3, (N,), d), st.gamma(0.3)),
     "gamma": (lambda s, d: jp.gamma(s, 4.5, (N,), d), st.gamma(4.5)),
     "beta": (lambda s, d: jp.beta(s, 0.7, 2.5, (N,), d), st.beta(0.7, 2.5)),
+    # jaxpmac/_derived_continuous.py
+    "t": (lambda s, d: jp.t(s, 3.5, (N,), d), st.t(3.5)),
+    "t_heavy": (lambda s, d: jp.t(s, 1.5, (N,), d), st.t(1.5)),
+    "lognormal": (lambda s, d: jp.lognormal(s, 0.7, (N,), d), st.lognorm(0.7)),
+    "chisquare": (lambda s, d: jp.chisquare(s, 3.0, (N,), d), st.chi2(3.0)),
+    "chisquare_small": (lambda s, d: jp.chisquare(s, 0.6, (N,), d), st.chi2(0.6)),
+    "f": (lambda s, d: jp.f(s, 4.0, 9.0, (N,), d), st.f(4.0, 9.0)),
+    "loggamma": (lambda s, d: jp.loggamma(s, 2.5, (N,), d), st.loggamma(2.5)),
+    "loggamma_small": (lambda s, d: jp.loggamma(s, 0.05, (N,), d), st.loggamma(0.05)),
+    "pareto": (lambda s, d: jp.pareto(s, 2.5, (N,), d), st.pareto(2.5)),
+    "weibull_min": (lambda s, d: jp.weibull_min(s, 2.0, 1.7, (N,), d),
+                    st.weibull_min(1.7, scale=2.0)),
+    "rayleigh": (lambda s, d: jp.rayleigh(s, 1.5, (N,), d), st.rayleigh(scale=1.5)),
+    "maxwell": (lambda s, d: jp.maxwell(s, (N,), d), st.maxwell()),
+    "double_sided_maxwell": (lambda s, d: jp.double_sided_maxwell(s, 1.0, 2.0, (N,), d),
+                             _DoubleSidedMaxwell(1.0, 2.0)),
+    "generalized_normal": (lambda s, d: jp.generalized_normal(s, 1.5, (N,), d),
+                           st.gennorm(1.5)),
+    "generalized_normal_small_p": (lambda s, d: jp.generalized_normal(s, 0.4, (N,), d),
+                                   st.gennorm(0.4)),
+    "wald": (lambda s, d: jp.wald(s, 2.0, (N,), d), st.invgauss(2.0)),
+    "wald_large_mean": (lambda s, d: jp.wald(s, 20.0, (N,), d), st.invgauss(20.0)),
+    "triangular": (lambda s, d: jp.triangular(s, -1.0, 0.5, 3.0, (N,), d),
+                   st.triang(0.375, loc=-1.0, scale=4.0)),
 }
 # Half precision is checked by default for the normal and exponential (the shared code paths:
 # symmetric-unit words, float32 computation, one rounding); the rest are slow tests.

@@ -39,14 +39,31 @@ SAMPLERS = {
     "beta": (lambda s, sh: jp.beta(s, 2.0, 0.5, sh), jnp.float32),
     "poisson": (lambda s, sh: jp.poisson(s, 15.0, sh), jnp.int32),
     "binomial": (lambda s, sh: jp.binomial(s, 40.0, 0.5, sh), jnp.float32),
+    "t": (lambda s, sh: jp.t(s, 3.5, sh), jnp.float32),
+    "lognormal": (lambda s, sh: jp.lognormal(s, 0.7, sh), jnp.float32),
+    "chisquare": (lambda s, sh: jp.chisquare(s, 3.0, sh), jnp.float32),
+    "f": (lambda s, sh: jp.f(s, 4.0, 9.0, sh), jnp.float32),
+    "loggamma": (lambda s, sh: jp.loggamma(s, 0.2, sh), jnp.float32),
+    "pareto": (lambda s, sh: jp.pareto(s, 2.5, sh), jnp.float32),
+    "weibull_min": (lambda s, sh: jp.weibull_min(s, 2.0, 1.7, sh), jnp.float32),
+    "rayleigh": (lambda s, sh: jp.rayleigh(s, 1.5, sh), jnp.float32),
+    "maxwell": (lambda s, sh: jp.maxwell(s, sh), jnp.float32),
+    "double_sided_maxwell": (lambda s, sh: jp.double_sided_maxwell(s, 1.0, 2.0, sh),
+                             jnp.float32),
+    "generalized_normal": (lambda s, sh: jp.generalized_normal(s, 1.5, sh), jnp.float32),
+    "wald": (lambda s, sh: jp.wald(s, 2.0, sh), jnp.float32),
+    "triangular": (lambda s, sh: jp.triangular(s, -1.0, 0.5, 3.0, sh), jnp.float32),
 }
+# The samplers of jaxpmac/_derived_continuous.py (tested further below).
+DERIVED = ("t", "lognormal", "chisquare", "f", "loggamma", "pareto", "weibull_min", "rayleigh",
+           "maxwell", "double_sided_maxwell", "generalized_normal", "wald", "triangular")
 # Compiled programs of these are large (rejection loops); their jit/no-jit checks are slow tests
 # (test_vmap_over_states and the statistics tests still trace them by default).
-SLOW_TO_COMPILE = {"beta", "poisson", "binomial"}
+SLOW_TO_COMPILE = {"beta", "poisson", "binomial", "f"}
 # Samplers whose element i is a function of the state and i alone (prefix property).
 POSITIONAL = ["uniform", "uniform_precise", "normal", "truncated_normal", "bernoulli", "randint",
               "gumbel", "exponential", "laplace", "logistic", "cauchy", "choice", "choice_p",
-              "gamma", "beta", "poisson", "binomial"]
+              "gamma", "beta", "poisson", "binomial", *DERIVED]
 
 
 class SamplerTest(chex.TestCase):
@@ -428,3 +445,73 @@ def test_binomial_with_scalar_parameters_keeps_them_scalar():
     theirs = peak_over_output(lambda k: jax.random.binomial(k, 20.0, 0.3, (999, 999)),
                               jax.random.key(1))
     assert ours < theirs
+
+
+# -- the samplers of jaxpmac/_derived_continuous.py ------------------------------------------
+
+def test_derived_samplers_vmap_over_states_and_parameters():
+    states = jax.vmap(lambda i: jp.key(1).split(i))(jnp.arange(3))
+    for name in ("t", "wald", "triangular", "generalized_normal"):
+        sample, _ = SAMPLERS[name]
+        batched = jax.vmap(lambda s: sample(s, (4,)))(states)
+        for i in range(3):
+            np.testing.assert_array_equal(batched[i], sample(jp.key(1).split(i), (4,)))
+    # A vmapped parameter gives the draws of each parameter value (each row alone).
+    state = jp.key(2)
+    df = jnp.array([1.0, 4.0, 30.0])
+    rows = jax.vmap(lambda d: jp.t(state, d, (5,)))(df)
+    for i in range(3):
+        np.testing.assert_array_equal(rows[i], jp.t(state, df[i], (5,)))
+    scale = jnp.array([0.5, 2.0])
+    rows = jax.vmap(lambda c: jp.weibull_min(state, 1.5, c, (5,)))(scale)
+    for i in range(2):
+        np.testing.assert_array_equal(rows[i], jp.weibull_min(state, 1.5, scale[i], (5,)))
+
+
+def test_derived_samplers_broadcast_their_parameters():
+    s = jp.key(4)
+    assert jp.t(s, jnp.ones((2, 1))).shape == (2, 1)
+    assert jp.f(s, jnp.ones((2, 1)), jnp.ones(3)).shape == (2, 3)
+    assert jp.triangular(s, jnp.zeros(3), 1.0, jnp.full((2, 1), 2.0)).shape == (2, 3)
+    assert jp.weibull_min(s, jnp.ones(3), 2.0, None).shape == (3,)
+    assert jp.double_sided_maxwell(s, jnp.zeros((2, 1)), jnp.ones(4), None).shape == (2, 4)
+    assert jp.generalized_normal(s, jnp.full(3, 2.0), None).shape == (3,)
+    # Array parameters give, element by element, what scalar ones give at that element.
+    x = jp.wald(s, jnp.array([0.5, 2.0, 8.0]), (4, 3))
+    for j, mean in enumerate((0.5, 2.0, 8.0)):
+        np.testing.assert_array_equal(x[:, j], jp.wald(s, mean, (4, 3))[:, j])
+    with pytest.raises(ValueError, match="weibull_min parameters must broadcast to shape"):
+        jp.weibull_min(s, jnp.ones(3), 2.0)            # shape=() as jax.random's default
+
+
+def test_derived_samplers_edge_parameters():
+    s, inf, nan = jp.key(7), jnp.inf, jnp.nan
+    # Out-of-domain parameters give NaN; the limits documented in each docstring hold.
+    assert np.isnan(jp.t(s, jnp.array([0.0, -1.0, nan]), (4, 3))).all()
+    np.testing.assert_array_equal(jp.t(s, inf, (6,)), jp.normal(s, (6,)))
+    np.testing.assert_array_equal(jp.chisquare(s, jnp.array([0.0, inf]), (2, 2)),
+                                  [[0.0, inf]] * 2)
+    assert np.isnan(jp.chisquare(s, jnp.array([-1.0, nan]))).all()
+    np.testing.assert_array_equal(jp.loggamma(s, jnp.array([0.0, inf])), [-inf, inf])
+    assert np.isnan(jp.loggamma(s, jnp.array([-1.0, nan]))).all()
+    assert np.isnan(jp.f(s, jnp.array([0.0, 2.0, nan]), jnp.array([2.0, -1.0, 2.0]))).all()
+    np.testing.assert_array_equal(jp.f(s, inf, inf, (3,)), 1.0)
+    for name, call in [("lognormal", lambda v: jp.lognormal(s, v, (2,))),
+                       ("pareto", lambda v: jp.pareto(s, v, (2,))),
+                       ("weibull_min scale", lambda v: jp.weibull_min(s, v, 1.0, (2,))),
+                       ("weibull_min concentration", lambda v: jp.weibull_min(s, 1.0, v, (2,))),
+                       ("rayleigh", lambda v: jp.rayleigh(s, v, (2,))),
+                       ("double_sided_maxwell", lambda v: jp.double_sided_maxwell(s, 0.0, v,
+                                                                                  (2,))),
+                       ("generalized_normal", lambda v: jp.generalized_normal(s, v, (2,))),
+                       ("wald", lambda v: jp.wald(s, v, (2,)))]:
+        assert np.isnan(call(-1.0)).all() and np.isnan(call(nan)).all(), name
+    assert np.isnan(jp.pareto(s, 0.0, (2,))).all()
+    np.testing.assert_array_equal(jp.rayleigh(s, 0.0, (2,)), 0.0)
+    np.testing.assert_array_equal(jp.lognormal(s, 0.0, (2,)), 1.0)
+    z = np.asarray(jp.normal(s, (10,)))[::2]        # wald's normal is word 2i of the stream
+    np.testing.assert_array_equal(jp.wald(s, inf, (5,)), np.float32(1) / (z * z))
+    np.testing.assert_array_equal(jp.triangular(s, 2.0, 2.0, 2.0, (3,)), 2.0)
+    assert np.isnan(jp.triangular(s, jnp.array([1.0, 0.0]), jnp.array([0.0, 2.0]), 1.0)).all()
+    x = np.asarray(jp.triangular(s, -1.0, -1.0, 2.0, (1000,)))      # mode at an end
+    assert ((-1 <= x) & (x <= 2)).all()
