@@ -33,6 +33,15 @@ SIGNED_ACCEPTS = ("int8, int16, int32, int64, float16, bfloat16, float32 or floa
                   "types need jax_enable_x64)")
 
 
+def run_time(*params):
+    """``params`` as values known only when the program runs: XLA folds functions of constants
+    (a concrete parameter closed over by ``jit``) with its own evaluator at compile time, whose
+    ``log``, ``log1p``, ``rsqrt`` and ``pow`` round differently from the compiled code, so a
+    draw's values would depend on whether its parameters were traced. A barrier is opaque to
+    that folding."""
+    return lax.optimization_barrier(params)
+
+
 # -- rademacher -----------------------------------------------------------------------------
 
 def stream_bits(source, n: int) -> jax.Array:
@@ -84,6 +93,7 @@ def _log_u(word, cdtype):
 
 @partial(jax.jit, static_argnames=("shape", "dtype"))
 def _geometric_impl(state, p, *, shape, dtype):
+    (p,) = run_time(p)
     cdtype = p.dtype
     log_u = _unit.mapped_words(state, shape, cdtype, _log_u, cdtype)
     log_q = _fixed_math.log1p(-p)
@@ -149,6 +159,7 @@ def _suffix_sums(p: jax.Array) -> jax.Array:
 
 @partial(jax.jit, static_argnames=("shape", "dtype"))
 def _multinomial_impl(base, n, p, *, shape, dtype):
+    n, p = run_time(n, p)
     k = p.shape[-1]
     cdtype = p.dtype
     n = jnp.broadcast_to(n, shape).reshape(-1)

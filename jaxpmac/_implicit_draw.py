@@ -44,10 +44,10 @@ from jaxpmac import _state
 def _samplers() -> dict[str, Callable]:
     import jaxpmac as jp
     from jaxpmac import hail
-    names = ["bernoulli", "beta", "binomial", "bits", "categorical", "cauchy", "choice",
-             "dirichlet", "exponential", "gamma", "gumbel", "laplace", "logistic",
-             "multivariate_normal", "normal", "permutation", "poisson", "randint",
-             "truncated_normal", "uniform"]
+    names = ["ball", "bernoulli", "beta", "binomial", "bits", "categorical", "cauchy", "choice",
+             "dirichlet", "exponential", "gamma", "geometric", "gumbel", "laplace", "logistic",
+             "multinomial", "multivariate_normal", "normal", "orthogonal", "permutation",
+             "poisson", "rademacher", "randint", "truncated_normal", "uniform"]
     table = {name: getattr(jp, name) for name in names}
     for name in hail.__all__:
         table["hail_" + name] = getattr(hail, name)

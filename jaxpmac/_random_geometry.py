@@ -91,7 +91,13 @@ def gram_schmidt(z: jax.Array) -> jax.Array:
         v = lax.dynamic_index_in_dim(z, j, axis=-1, keepdims=False)
         v = _subtract_projections(q, _subtract_projections(q, v))
         norm = lax.sqrt(_ordered_dot(v, v, axis=-1))
-        return lax.dynamic_update_index_in_dim(q, (v / norm[..., None])[..., None], j, axis=-1)
+        # The norm is hidden behind an addition of -0: XLA rewrites ``1 / sqrt(s)`` as
+        # ``rsqrt(s)``, whose rounding is its own, in some programs (it moved columns by a few
+        # ulp under jit). Multiplied by the reciprocal, as XLA computes a division by a
+        # broadcast anyway.
+        inverse = 1 / _fixed_math.rounded(norm, norm)
+        return lax.dynamic_update_index_in_dim(q, (v * inverse[..., None])[..., None], j,
+                                               axis=-1)
 
     return lax.fori_loop(0, cols, column, jnp.zeros_like(z))
 
@@ -151,6 +157,7 @@ def orthogonal(state, n, shape=(), dtype=None, m=None):
 @partial(jax.jit, static_argnames=("d", "shape", "dtype"))
 def _ball_impl(state, gamma_streams, signs, p, *, d, shape, dtype):
     cdtype = _unit.compute_dtype(dtype)
+    (p,) = _discrete_multivariate.run_time(p)
     p = jnp.broadcast_to(p.astype(cdtype), shape)[..., None]
     alpha = jnp.broadcast_to(np.array(1, cdtype) / p, shape + (d,)).reshape(-1)
     # |g_j|**p of generalized-normal coordinates are Gamma(1/p) draws: kept as logs.
@@ -158,9 +165,11 @@ def _ball_impl(state, gamma_streams, signs, p, *, d, shape, dtype):
     top = jnp.max(log_g, axis=-1, keepdims=True)
     log_sum = top + jnp.log(_fixed_math.ordered_sum(_fixed_math.exp(log_g - top), axis=-1))
     log_u = _unit.mapped_words(state, shape, cdtype, _discrete_multivariate._log_u, cdtype)
-    # log|x_j| = (log|g_j|**p - log sum_i |g_i|**p) / p + log(u) / d: divisions, no product
-    # for XLA to fuse into the addition.
-    log_x = (log_g - log_sum) / p + (log_u / np.array(d, cdtype))[..., None]
+    # log|x_j| = (log|g_j|**p - log sum_i |g_i|**p) / p + log(u) / d, as products with the
+    # reciprocals (XLA turns a division by a broadcast into one anyway), each rounded on its own.
+    inverse_p = 1 / p
+    radial = _fixed_math.rounded(log_u * np.array(1 / d, cdtype), log_u)[..., None]
+    log_x = _fixed_math.rounded((log_g - log_sum) * inverse_p, inverse_p) + radial
     magnitude = _fixed_math.exp(log_x)
     sign = _discrete_multivariate.stream_bits(signs, math.prod(shape) * d).reshape(shape + (d,))
     x = jnp.where(sign, magnitude, -magnitude)
@@ -181,9 +190,9 @@ def ball(state, d, p=2, shape=(), dtype=None):
     ``i * d + j`` of ``state.split_static("jaxpmac.ball.sign")`` (as :func:`jaxpmac.rademacher`
     reads bits) and ``u`` a uniform in ``(0, 1)`` from word ``i`` of the state's own stream,
     for point ``i`` (row-major over ``shape``). Computed in log space
-    (``(log G_j - log sum_i G_i) / p + log(u) / d``, the sum with the largest term factored out and
-    added first to last, the project's own ``exp``), so no coordinate under- or overflows
-    before the end. ``jax.random.ball`` uses Barthe et al.'s other form,
+    (``(log G_j - log sum_i G_i) * (1/p) + log(u) * (1/d)``, each product rounded on its own,
+    the sum with the largest term factored out and added first to last, the project's own
+    ``exp``), so no coordinate under- or overflows before the end. ``jax.random.ball`` uses Barthe et al.'s other form,
     ``g / (sum_j |g_j|**p + E)**(1/p)`` with ``E`` exponential: the same distribution. The
     ``p``-norm of a point is ``u**(1/d)`` up to rounding (a few ulp: points may lie that far
     outside the ball when ``u`` is within rounding of 1). ``p <= 0``, ``p = inf`` or NaN
