@@ -23,6 +23,7 @@ from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
 from jaxpmac._hashed import family_static, hashed
 from jaxpmac._lowering._draw_boundary import ends_draw
+from jaxpmac._lowering._platform import by_platform
 
 MULTINOMIAL_LABEL = "jaxpmac.multinomial.category"
 BITS_PER_WORD = 32
@@ -34,12 +35,15 @@ SIGNED_ACCEPTS = ("int8, int16, int32, int64, float16, bfloat16, float32 or floa
 
 
 def run_time(*params):
-    """``params`` as values known only when the program runs: XLA folds functions of constants
-    (a concrete parameter closed over by ``jit``) with its own evaluator at compile time, whose
-    ``log``, ``log1p``, ``rsqrt`` and ``pow`` round differently from the compiled code, so a
-    draw's values would depend on whether its parameters were traced. A barrier is opaque to
-    that folding."""
-    return lax.optimization_barrier(params)
+    """``params`` as values known only when the program runs, on a CPU: XLA folds functions of
+    constants (a concrete parameter closed over by ``jit``) with its own evaluator at compile
+    time, whose ``log``, ``log1p``, ``rsqrt`` and ``pow`` round differently from the compiled
+    code (by up to 21 ulp in ``gamma``'s ``alpha < 1`` boost), so a draw's values would depend on
+    whether its parameters were traced. An ``optimization_barrier`` is opaque to that folding.
+    Not on GPUs and TPUs, where a draw's program has no barrier (``_draw_boundary``); there a
+    function of a concrete parameter may be folded. Applied outside the jitted implementations,
+    so that the choice is made where the draw is traced."""
+    return by_platform(params, rolled=lax.optimization_barrier, elementwise=lambda x: x)
 
 
 # -- rademacher -----------------------------------------------------------------------------
@@ -93,7 +97,6 @@ def _log_u(word, cdtype):
 
 @partial(jax.jit, static_argnames=("shape", "dtype"))
 def _geometric_impl(state, p, *, shape, dtype):
-    (p,) = run_time(p)
     cdtype = p.dtype
     log_u = _unit.mapped_words(state, shape, cdtype, _log_u, cdtype)
     log_q = _fixed_math.log1p(-p)
@@ -143,6 +146,7 @@ def geometric(state, p, shape=None, dtype=None):
     shape = args.output_shape(shape, [p], name="geometric")
     if math.prod(shape) == 0:
         return jnp.zeros(shape, dtype)
+    (p,) = run_time(p)
     return _geometric_impl(hashed(state), jnp.broadcast_to(p, shape), shape=shape, dtype=dtype)
 
 
@@ -159,7 +163,6 @@ def _suffix_sums(p: jax.Array) -> jax.Array:
 
 @partial(jax.jit, static_argnames=("shape", "dtype"))
 def _multinomial_impl(base, n, p, *, shape, dtype):
-    n, p = run_time(n, p)
     k = p.shape[-1]
     cdtype = p.dtype
     n = jnp.broadcast_to(n, shape).reshape(-1)
@@ -236,5 +239,6 @@ def multinomial(state, n, p, *, shape=None, dtype=None, unroll=1):
     k = p.shape[-1]
     if math.prod(shape) * k == 0:
         return jnp.zeros(shape + (k,), dtype)
+    n, p = run_time(n, p)
     return _multinomial_impl(state.split_static(MULTINOMIAL_LABEL), n, p, shape=shape,
                              dtype=dtype)

@@ -157,7 +157,6 @@ def orthogonal(state, n, shape=(), dtype=None, m=None):
 @partial(jax.jit, static_argnames=("d", "shape", "dtype"))
 def _ball_impl(state, gamma_streams, signs, p, *, d, shape, dtype):
     cdtype = _unit.compute_dtype(dtype)
-    (p,) = _discrete_multivariate.run_time(p)
     p = jnp.broadcast_to(p.astype(cdtype), shape)[..., None]
     alpha = jnp.broadcast_to(np.array(1, cdtype) / p, shape + (d,)).reshape(-1)
     # |g_j|**p of generalized-normal coordinates are Gamma(1/p) draws: kept as logs.
@@ -220,6 +219,7 @@ def ball(state, d, p=2, shape=(), dtype=None):
     shape = args.output_shape(shape, [p], name="ball")
     if math.prod(shape) * d == 0:
         return jnp.zeros(shape + (d,), dtype)
+    (p,) = _discrete_multivariate.run_time(p)
     return _ball_impl(hashed(state),
                       _gamma_family.gamma_streams(state.split_static(BALL_GAMMA_LABEL)),
                       hashed_static(state, BALL_SIGN_LABEL), p, d=d, shape=shape, dtype=dtype)

@@ -39,6 +39,8 @@ SAMPLERS = {
     "beta": (lambda s, sh: jp.beta(s, 2.0, 0.5, sh), jnp.float32),
     "poisson": (lambda s, sh: jp.poisson(s, 15.0, sh), jnp.int32),
     "binomial": (lambda s, sh: jp.binomial(s, 40.0, 0.5, sh), jnp.float32),
+    "rademacher": (lambda s, sh: jp.rademacher(s, sh), jnp.int32),
+    "geometric": (lambda s, sh: jp.geometric(s, 0.2, sh), jnp.int32),
 }
 # Compiled programs of these are large (rejection loops); their jit/no-jit checks are slow tests
 # (test_vmap_over_states and the statistics tests still trace them by default).
@@ -46,7 +48,7 @@ SLOW_TO_COMPILE = {"beta", "poisson", "binomial"}
 # Samplers whose element i is a function of the state and i alone (prefix property).
 POSITIONAL = ["uniform", "uniform_precise", "normal", "truncated_normal", "bernoulli", "randint",
               "gumbel", "exponential", "laplace", "logistic", "cauchy", "choice", "choice_p",
-              "gamma", "beta", "poisson", "binomial"]
+              "gamma", "beta", "poisson", "binomial", "rademacher", "geometric"]
 
 
 class SamplerTest(chex.TestCase):
@@ -189,6 +191,11 @@ def test_edge_parameters():
         assert sample(s, (0, 3)).shape == (0, 3)
     assert jp.permutation(s, 0).shape == (0,)
     assert jp.multivariate_normal(s, jnp.zeros(2), jnp.eye(2), (0,)).shape == (0, 2)
+    assert jp.multinomial(s, 3, jnp.ones(4), shape=(0,)).shape == (0, 4)
+    assert jp.orthogonal(s, 3, (0,)).shape == (0, 3, 3)
+    assert jp.orthogonal(s, 0, (2,)).shape == (2, 0, 0)
+    assert jp.ball(s, 3, shape=(0,)).shape == (0, 3)
+    assert jp.ball(s, 0, shape=(2,)).shape == (2, 0)
 
 
 def test_parameter_broadcasting():
