@@ -154,16 +154,58 @@ def orthogonal(state, n, shape=(), dtype=None, m=None):
 
 # -- ball -------------------------------------------------------------------------------------
 
+# Cephes logf (Moshier): log(x) = log(m) + e log(2) for x = m 2**e, m in [sqrt(1/2), sqrt(2)),
+# log(1 + z) = z - z**2/2 + z**3 P(z) with z = m - 1, log(2) split in two (C1 + C2).
+_LOG_P = (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1,
+          1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1,
+          3.3333331174e-1)
+_LOG_C1, _LOG_C2 = np.float32(0.693359375), np.float32(-2.12194440e-4)
+
+
+def _log(x: jax.Array) -> jax.Array:
+    """``log(x)`` for positive normal ``x``: float32 by Cephes' ``logf`` (above) with every
+    product rounded on its own (within about 1 ulp), float64 by XLA's ``log``. XLA's float32
+    ``log`` and ``log1p`` gave other values under jax 0.12 than under 0.10.2 in some programs
+    (``ball``'s, by an ulp here and there), so ``ball`` takes this one."""
+    if x.dtype != jnp.float32:
+        return lax.log(x)
+    f32 = np.float32
+    bits = lax.bitcast_convert_type(x, jnp.int32)
+    exponent = ((bits >> 23) - 126).astype(jnp.float32)
+    m = lax.bitcast_convert_type((bits & 0x007FFFFF) | 0x3F000000, jnp.float32)   # [1/2, 1)
+    low = m < f32(np.sqrt(0.5))
+    exponent = jnp.where(low, exponent - f32(1), exponent)
+    z = jnp.where(low, m + m, m) - f32(1)                   # exact: m - 1 in [-0.293, 0.414)
+    z2 = _fixed_math.rounded(z * z, z)
+    y = _fixed_math.rounded(_fixed_math.rounded(z * z2, z) * _fixed_math.horner(_LOG_P, z), z)
+    y = y + _fixed_math.rounded(exponent * _LOG_C2, z)
+    y = y + _fixed_math.rounded(f32(-0.5) * z2, z)
+    return (z + y) + _fixed_math.rounded(exponent * _LOG_C1, z)
+
+
+def _log_open_unit(word, cdtype):
+    """``log(u)`` of :func:`jaxpmac._unit.open_unit`, by :func:`_log`."""
+    return _log(_unit.open_unit(word, cdtype))
+
+
 @partial(jax.jit, static_argnames=("d", "shape", "dtype"))
 def _ball_impl(state, gamma_streams, signs, p, *, d, shape, dtype):
     cdtype = _unit.compute_dtype(dtype)
+    n = math.prod(shape) * d
     p = jnp.broadcast_to(p.astype(cdtype), shape)[..., None]
     alpha = jnp.broadcast_to(np.array(1, cdtype) / p, shape + (d,)).reshape(-1)
-    # |g_j|**p of generalized-normal coordinates are Gamma(1/p) draws: kept as logs.
-    log_g = _gamma_family.log_gamma_flat(gamma_streams, alpha, dtype).reshape(shape + (d,))
+    # |g_j|**p of generalized-normal coordinates are Gamma(1/p) draws, kept as logs; for
+    # 1/p < 1, Gamma(1/p + 1) U**p, the boost taken here (see the docstring).
+    boosted = alpha < 1
+    log_g = _gamma_family.log_gamma_flat(gamma_streams, jnp.where(boosted, alpha + 1, alpha),
+                                         dtype)
+    log_boost = _log_open_unit(_unit.words(gamma_streams[2], n, 1, dtype)[:, 0], cdtype)
+    p_flat = jnp.broadcast_to(p, shape + (d,)).reshape(-1)
+    log_boost = _fixed_math.rounded(log_boost * p_flat, log_boost)
+    log_g = (log_g + jnp.where(boosted, log_boost, 0)).reshape(shape + (d,))
     top = jnp.max(log_g, axis=-1, keepdims=True)
-    log_sum = top + jnp.log(_fixed_math.ordered_sum(_fixed_math.exp(log_g - top), axis=-1))
-    log_u = _unit.mapped_words(state, shape, cdtype, _discrete_multivariate._log_u, cdtype)
+    log_sum = top + _log(_fixed_math.ordered_sum(_fixed_math.exp(log_g - top), axis=-1))
+    log_u = _unit.mapped_words(state, shape, cdtype, _log_open_unit, cdtype)
     # log|x_j| = (log|g_j|**p - log sum_i |g_i|**p) / p + log(u) / d, as products with the
     # reciprocals (XLA turns a division by a broadcast into one anyway), each rounded on its own.
     inverse_p = 1 / p
@@ -184,14 +226,19 @@ def ball(state, d, p=2, shape=(), dtype=None):
     Algorithm (Barthe, Guedon, Mendelson & Naor 2005): ``d`` generalized-normal coordinates
     ``g_j`` (density proportional to ``exp(-|x|**p)``) scaled to the unit sphere of the
     ``p``-norm and by a radius ``u**(1/d)``: ``x_j = sign_j (G_j / sum_i G_i)**(1/p) u**(1/d)``,
-    where ``G_j = |g_j|**p`` are Gamma(``1/p``) draws (:func:`jaxpmac.gamma`'s algorithm, element
-    ``i * d + j`` of ``state.split_static("jaxpmac.ball.gamma")``), ``sign_j`` is stream bit
-    ``i * d + j`` of ``state.split_static("jaxpmac.ball.sign")`` (as :func:`jaxpmac.rademacher`
-    reads bits) and ``u`` a uniform in ``(0, 1)`` from word ``i`` of the state's own stream,
-    for point ``i`` (row-major over ``shape``). Computed in log space
+    where ``G_j = |g_j|**p`` are Gamma(``1/p``) draws, ``sign_j`` is stream bit ``i * d + j`` of
+    ``state.split_static("jaxpmac.ball.sign")`` (as :func:`jaxpmac.rademacher` reads bits) and
+    ``u = (k + 1/2) 2**-m`` the uniform of :func:`jaxpmac._unit.open_unit` of word ``i`` of the
+    state's own stream (``k`` its top ``m`` = mantissa bits), for point ``i`` (row-major over
+    ``shape``). ``G_j`` is element ``i * d + j`` of :func:`jaxpmac.gamma`'s Marsaglia-Tsang
+    draws on ``state.split_static("jaxpmac.ball.gamma")``; for ``1/p < 1`` (``p > 1``) it is
+    ``Gamma(1/p + 1) U**p`` with ``U`` the ``open_unit`` of the word ``gamma`` would take for its
+    own boost. Computed in log space
     (``(log G_j - log sum_i G_i) * (1/p) + log(u) * (1/d)``, each product rounded on its own,
     the sum with the largest term factored out and added first to last, the project's own
-    ``exp``), so no coordinate under- or overflows before the end. ``jax.random.ball`` uses Barthe et al.'s other form,
+    ``exp`` and, in float32, its own ``log`` (:func:`_log`: XLA's float32 ``log`` and
+    ``log1p`` gave other values under jax 0.12 in this program), so no coordinate under- or
+    overflows before the end. ``jax.random.ball`` uses Barthe et al.'s other form,
     ``g / (sum_j |g_j|**p + E)**(1/p)`` with ``E`` exponential: the same distribution. The
     ``p``-norm of a point is ``u**(1/d)`` up to rounding (a few ulp: points may lie that far
     outside the ball when ``u`` is within rounding of 1). ``p <= 0``, ``p = inf`` or NaN
