@@ -231,13 +231,14 @@ def test_ball_points_lie_in_the_unit_p_ball(d, p):
 
 
 def test_ball_radius_is_u_to_the_one_over_d():
-    """The p-norm of point i is ``u**(1/d)``, ``u`` the uniform of word i (to rounding)."""
+    """The p-norm of point i is ``u**(1/d)``, ``u`` the open-interval uniform of word i (to
+    rounding)."""
     state = jp.key(5).split_static("radius")
     d, p = 3, 1.5
     x = np.asarray(jp.ball(state, d, p, (64,)), np.float64)
-    log_u = np.array([rs.log_unit_pair(w)[0] for w in np.asarray(jp.bits(state, (64,))).tolist()])
+    u = np.array([rs.open_unit(w) for w in np.asarray(jp.bits(state, (64,))).tolist()])
     norm = (np.abs(x) ** p).sum(-1) ** (1 / p)
-    np.testing.assert_allclose(norm, np.exp(log_u / d), rtol=2e-6)
+    np.testing.assert_allclose(norm, u ** (1 / d), rtol=2e-6)
 
 
 def test_ball_parameters_and_edges():
