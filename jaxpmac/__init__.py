@@ -12,12 +12,14 @@ from jaxpmac._counts import binomial, poisson
 from jaxpmac._derived_continuous import (
     chisquare, double_sided_maxwell, f, generalized_normal, loggamma, lognormal, maxwell, pareto,
     rayleigh, t, triangular, wald, weibull_min)
+from jaxpmac._discrete_multivariate import geometric, multinomial, rademacher
 from jaxpmac._gamma_family import beta, dirichlet, gamma
 from jaxpmac._implicit import DrawSite, draw_sites, randomized
 from jaxpmac._integers import categorical, choice, permutation, randint
 from jaxpmac._jax_interop import as_jax_key, fold_in_uids, prng_impl
 from jaxpmac._lowering import force_lowering
 from jaxpmac._normal import multivariate_normal, normal, truncated_normal
+from jaxpmac._random_geometry import ball, orthogonal
 from jaxpmac._simple_continuous import cauchy, exponential, gumbel, laplace, logistic
 from jaxpmac._state import RNGState, key
 from jaxpmac._uniform import bernoulli, uniform
@@ -28,6 +30,7 @@ __all__ = [
     "DrawSite",
     "RNGState",
     "as_jax_key",
+    "ball",
     "bernoulli",
     "beta",
     "binomial",
@@ -45,6 +48,7 @@ __all__ = [
     "force_lowering",
     "gamma",
     "generalized_normal",
+    "geometric",
     "gumbel",
     "hail",
     "key",
@@ -53,12 +57,15 @@ __all__ = [
     "logistic",
     "lognormal",
     "maxwell",
+    "multinomial",
     "multivariate_normal",
     "normal",
+    "orthogonal",
     "pareto",
     "permutation",
     "poisson",
     "prng_impl",
+    "rademacher",
     "rand",
     "randint",
     "randomized",

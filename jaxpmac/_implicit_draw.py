@@ -41,12 +41,13 @@ from jaxpmac import _state
 def _samplers() -> dict[str, Callable]:
     import jaxpmac as jp
     from jaxpmac import hail
-    names = ["bernoulli", "beta", "binomial", "bits", "categorical", "cauchy", "chisquare",
-             "choice", "dirichlet", "double_sided_maxwell", "exponential", "f", "gamma",
-             "generalized_normal", "gumbel", "laplace", "loggamma", "logistic", "lognormal",
-             "maxwell", "multivariate_normal", "normal", "pareto", "permutation", "poisson",
-             "randint", "rayleigh", "t", "triangular", "truncated_normal", "uniform", "wald",
-             "weibull_min"]
+    names = ["ball", "bernoulli", "beta", "binomial", "bits", "categorical", "cauchy",
+             "chisquare", "choice", "dirichlet", "double_sided_maxwell",
+             "exponential", "f", "gamma", "generalized_normal", "geometric", "gumbel",
+             "laplace", "loggamma", "logistic", "lognormal", "maxwell", "multinomial",
+             "multivariate_normal", "normal", "orthogonal", "pareto", "permutation",
+             "poisson", "rademacher", "randint", "rayleigh", "t", "triangular",
+             "truncated_normal", "uniform", "wald", "weibull_min"]
     table = {name: getattr(jp, name) for name in names}
     for name in hail.__all__:
         table["hail_" + name] = getattr(hail, name)

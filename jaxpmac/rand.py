@@ -16,12 +16,13 @@ from __future__ import annotations
 from jaxpmac._implicit_draw import draw as _draw
 
 __all__ = [
-    "bernoulli", "beta", "binomial", "bits", "categorical", "cauchy", "chisquare", "choice",
-    "dirichlet", "double_sided_maxwell", "exponential", "f", "gamma", "generalized_normal",
-    "gumbel", "hail_rand_bool", "hail_rand_int32", "hail_rand_int64", "hail_rand_norm",
-    "hail_rand_unif", "laplace", "loggamma", "logistic", "lognormal", "maxwell",
-    "multivariate_normal", "normal", "pareto", "permutation", "poisson", "randint", "rayleigh",
-    "t", "triangular", "truncated_normal", "uniform", "wald", "weibull_min",
+    "ball", "bernoulli", "beta", "binomial", "bits", "categorical", "cauchy", "chisquare",
+    "choice", "dirichlet", "double_sided_maxwell", "exponential", "f", "gamma",
+    "generalized_normal", "geometric", "gumbel", "hail_rand_bool", "hail_rand_int32",
+    "hail_rand_int64", "hail_rand_norm", "hail_rand_unif", "laplace", "loggamma", "logistic",
+    "lognormal", "maxwell", "multinomial", "multivariate_normal", "normal", "orthogonal",
+    "pareto", "permutation", "poisson", "rademacher", "randint", "rayleigh", "t", "triangular",
+    "truncated_normal", "uniform", "wald", "weibull_min",
 ]
 
 
@@ -185,6 +186,31 @@ def beta(a, b, shape=None, dtype=None):
 def dirichlet(alpha, shape=None, dtype=None):
     """Keyless :func:`jaxpmac.dirichlet`."""
     return _draw("dirichlet", alpha=alpha, shape=shape, dtype=dtype)
+
+
+def rademacher(shape=(), dtype=None):
+    """Keyless :func:`jaxpmac.rademacher`."""
+    return _draw("rademacher", shape=shape, dtype=dtype)
+
+
+def geometric(p, shape=None, dtype=None):
+    """Keyless :func:`jaxpmac.geometric`."""
+    return _draw("geometric", p=p, shape=shape, dtype=dtype)
+
+
+def multinomial(n, p, *, shape=None, dtype=None, unroll=1):
+    """Keyless :func:`jaxpmac.multinomial`."""
+    return _draw("multinomial", n=n, p=p, shape=shape, dtype=dtype, unroll=unroll)
+
+
+def orthogonal(n, shape=(), dtype=None, m=None):
+    """Keyless :func:`jaxpmac.orthogonal`."""
+    return _draw("orthogonal", n=n, shape=shape, dtype=dtype, m=m)
+
+
+def ball(d, p=2, shape=(), dtype=None):
+    """Keyless :func:`jaxpmac.ball`."""
+    return _draw("ball", d=d, p=p, shape=shape, dtype=dtype)
 
 
 def choice(a, shape=(), replace=True, p=None, axis=0, mode=None):

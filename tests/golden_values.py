@@ -106,6 +106,20 @@ def _cases() -> list[Case]:
     for n, p in ((10, 0.3), (1000, 0.5), (50_000, 0.01)):
         add(f"binomial/n={n},p={p}", lambda s, n=n, p=p: jp.binomial(s, n, p, (N,)))
 
+    add("rademacher", lambda s: jp.rademacher(s, (N,)))
+    for p in (0.3, 0.004):
+        add(f"geometric/p={p}", lambda s, p=p: jp.geometric(s, p, (N,)))
+        add(f"geometric/p={p}/int64", lambda s, p=p: jp.geometric(s, p, (N,), jnp.int64),
+            x64=True)
+    floats("multinomial", lambda s, d: jp.multinomial(
+        s, jnp.array([7.0, 3000.0], d), jnp.array([0.1, 0.0, 0.45, 0.3, 0.15], d),
+        shape=(N // 16, 2), dtype=d))
+    floats("orthogonal", lambda s, d: jp.orthogonal(s, 6, (N // 32,), d))
+    floats("orthogonal_7x3", lambda s, d: jp.orthogonal(s, 7, (N // 32,), d, m=3))
+    floats("orthogonal_3x7", lambda s, d: jp.orthogonal(s, 3, (N // 32,), d, m=7))
+    floats("ball_p2", lambda s, d: jp.ball(s, 4, 2.0, (N // 4,), d))
+    floats("ball_p0.6", lambda s, d: jp.ball(s, 3, 0.6, (N // 4,), d))
+
     # Hail's functions, one value per state: 256 rows, x64 on (Hail's float64/int64) and off.
     def hail(name, draw, *, x64):
         rows = lambda s: jax.vmap(lambda i: draw(s.split(i)))(jnp.arange(256))

@@ -588,3 +588,67 @@ def top_indices(values: list[float], k: int, scales: list[float],
     ambiguous = any(abs(values[x] - values[y]) <= margin * max(scales[x], scales[y])
                     for x, y in zip(head, head[1:]))
     return order[:k], ambiguous
+
+
+# -- rademacher, geometric (jaxpmac/_discrete_multivariate.py) --------------------------------
+
+def rademacher(msg: Message, n: int) -> list[int]:
+    """Element ``i`` is bit ``i mod 32`` (least significant first) of 32-bit word ``i // 32``:
+    1 gives +1, 0 gives -1."""
+    words = msg.words32(-(-n // 32))
+    return [1 if (words[i // 32] >> (i % 32)) & 1 else -1 for i in range(n)]
+
+
+def geometric(msg: Message, probs: list[float], margin: float) -> tuple[list[int], bool]:
+    """int32 Geometric draws: ``floor(log(u) / log1p(-p)) + 1`` with ``log(u)`` of word ``i``
+    (:func:`log_unit_pair`) and ``log1p(-p)`` correctly rounded to float32; ``p = 0`` and values
+    past the int32 range give ``2**31 - 1``, ``p`` outside ``[0, 1]`` or NaN gives -1.
+    ``ambiguous`` when the quotient lies within ``margin`` (relative) of an integer, where the
+    few-ulp differences of XLA's ``log``/``log1p`` can move the floor."""
+    top = 2 ** 31 - 1
+    words = msg.words32(len(probs))
+    out, ambiguous = [], False
+    for word, p in zip(words, probs):
+        p = f32(p)
+        if not 0 <= p <= 1:
+            out.append(-1)
+            continue
+        if p == 0:
+            out.append(top)
+            continue
+        log_u = log_unit_pair(word)[0]
+        log_q = f32(math.log1p(-p)) if p < 1 else -math.inf
+        quotient = f32(log_u / log_q)
+        if quotient != 0 and abs(quotient - round(quotient)) <= margin * max(1.0, quotient):
+            ambiguous = True
+        k = math.floor(quotient) + 1
+        out.append(top if k > top else k)
+    return out, ambiguous
+
+
+# -- orthogonal (jaxpmac/_random_geometry.py) -------------------------------------------------
+
+def gram_schmidt32(z: list[list[float]]) -> list[list[float]]:
+    """``Q`` of ``z = Q R`` (rows >= columns), float32 op by op as documented: column ``j`` less
+    its projections on columns ``0 .. j-1`` (coefficients ``sum_r Q[r, i] v[r]`` added first to
+    last, then ``v -= c_i Q[:, i]`` for ``i`` in order, every product rounded), twice; then
+    ``v * (1 / sqrt(sum_r v[r]**2))``."""
+    rows, cols = len(z), len(z[0])
+    q = [[0.0] * cols for _ in range(rows)]
+
+    def dot(a, b):
+        total = f32(a[0] * b[0])
+        for x, y in zip(a[1:], b[1:]):
+            total = f32(total + f32(x * y))
+        return total
+
+    for j in range(cols):
+        v = [z[r][j] for r in range(rows)]
+        for _ in range(2):
+            coefficients = [dot([q[r][i] for r in range(rows)], v) for i in range(cols)]
+            for i in range(cols):
+                v = [f32(v[r] - f32(q[r][i] * coefficients[i])) for r in range(rows)]
+        inverse = f32(1.0 / f32(math.sqrt(dot(v, v))))
+        for r in range(rows):
+            q[r][j] = f32(v[r] * inverse)
+    return q

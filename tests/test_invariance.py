@@ -161,6 +161,10 @@ def test_integer_draws_under_disable_jit_equal_the_jitted_ones():
             lambda i: jp.randint(state.split(i), (3,), 0, 100))(jnp.arange(4)),
         "permutation": lambda: jp.permutation(state, 50),
         "poisson": lambda: jp.poisson(state, 30.0, (64,)),
+        "rademacher, several words": lambda: jp.rademacher(state, (100,)),
+        "geometric": lambda: jp.geometric(state, jnp.array([0.3, 1e-3, 0.9, 1.0]), (16, 4)),
+        "multinomial": lambda: jp.multinomial(state, jnp.array([10.0, 500.0]),
+                                              jnp.array([0.1, 0.2, 0.3, 0.4]), shape=(8, 2)),
     }
     for name, draw in draws.items():
         jitted = jax.jit(draw)()

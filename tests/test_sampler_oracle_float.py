@@ -519,3 +519,35 @@ def test_t_f_and_generalized_normal_are_built_from_their_documented_gammas(
     assert_exp_of(np.abs(got), np.asarray(_loggamma32(sub, inverse_p, n)) * inverse_p)
     negative = np.asarray(jp.bits(state, (n,), jnp.uint32)) >> 31 == 1
     np.testing.assert_array_equal(np.signbit(got), negative)
+# -- rademacher, geometric --------------------------------------------------------------------
+
+@property_settings(15)
+@given(word_values, label_lists, messages, st.sampled_from([5, 40]))
+def test_rademacher_is_bit_i_of_word_i_over_32(nonce, label_list, message, n):
+    expected = rs.rademacher(rs.Message(nonce, label_list, message), n)
+    got = jp.rademacher(_state(nonce, label_list, message), (n,))
+    assert np.asarray(got).tolist() == expected
+
+
+probabilities = st.one_of(floats32(1e-6, 1), floats32(0.5, 1), st.sampled_from([1.0, 1e-9]))
+
+
+@property_settings(30)
+@given(word_values, label_lists, messages, st.lists(probabilities, min_size=6, max_size=6))
+def test_geometric_is_inversion_of_word_i(nonce, label_list, message, probs):
+    expected, ambiguous = rs.geometric(rs.Message(nonce, label_list, message), probs, MARGIN)
+    assume(not ambiguous)
+    got = jp.geometric(_state(nonce, label_list, message), np.array(probs, np.float32),
+                       dtype=jnp.int32)
+    assert np.asarray(got).tolist() == expected
+
+
+@property_settings(3)
+@given(word_values, label_lists, messages)
+def test_geometric_edge_values(nonce, label_list, message):
+    probs = [0.0, 1.0, -0.5, 1.5, math.nan, 1e-30]
+    expected, _ = rs.geometric(rs.Message(nonce, label_list, message), probs, MARGIN)
+    got = jp.geometric(_state(nonce, label_list, message), np.array(probs, np.float32),
+                       dtype=jnp.int32)
+    top = 2 ** 31 - 1
+    assert np.asarray(got).tolist() == expected == [top, 1, -1, -1, -1, top]

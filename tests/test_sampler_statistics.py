@@ -263,6 +263,104 @@ def test_binomial_fit(n, p):
     assert _discrete_p(x, st.binom(n, p).pmf, n) > THRESHOLD
 
 
+def test_rademacher_fit():
+    x = np.asarray(jp.rademacher(_state("rademacher"), (N,))).astype(np.int64)
+    assert set(np.unique(x).tolist()) == {-1, 1}
+    assert st.binomtest(int((x == 1).sum()), N, 0.5).pvalue > THRESHOLD
+    # Neighbours (bit i and i + 1, across word boundaries too) are independent: 4 equal cells.
+    pairs = (x[:-1] > 0) * 2 + (x[1:] > 0)
+    assert _chi2_p(np.bincount(pairs, minlength=4), np.ones(4)) > THRESHOLD
+    # The same bit of successive words (i and i + 32).
+    lagged = (x[:-32] > 0) * 2 + (x[32:] > 0)
+    assert _chi2_p(np.bincount(lagged, minlength=4), np.ones(4)) > THRESHOLD
+
+
+@pytest.mark.parametrize("p", [0.3, 0.02, 0.95])
+def test_geometric_fit(p):
+    x = np.asarray(jp.geometric(_state("geometric"), p, (N,)))
+    assert x.min() >= 1
+    top = int(np.ceil(12 / p)) + 2
+    assert _discrete_p(x, st.geom(p).pmf, top) > THRESHOLD
+
+
+def test_geometric_fit_float64():
+    with jax.enable_x64(True):
+        x = np.asarray(jp.geometric(_state("geometric64"), 0.1, (N,)))
+        assert x.dtype == np.int64
+    assert _discrete_p(x, st.geom(0.1).pmf, 150) > THRESHOLD
+
+
+def test_multinomial_joint_fit():
+    # Every outcome of Multinomial(4, p) over 3 categories (15 of them), counted jointly.
+    p = np.array([0.2, 0.5, 0.3])
+    x = np.asarray(jp.multinomial(_state("multinomial"), 4, jnp.asarray(p), shape=(N,)))
+    outcomes = [(a, b, 4 - a - b) for a in range(5) for b in range(5 - a)]
+    index = {o: i for i, o in enumerate(outcomes)}
+    observed = np.bincount([index[tuple(int(c) for c in row)] for row in x],
+                           minlength=len(outcomes))
+    expected = [st.multinomial(4, p).pmf(o) for o in outcomes]
+    assert _chi2_p(observed, expected) > THRESHOLD
+
+
+def test_multinomial_large_n_marginals():
+    # Category j of Multinomial(n, p) is Binomial(n, p_j); these n p_j take BTRS.
+    p = np.array([0.1, 0.25, 0.05, 0.6])
+    n = 2000
+    x = np.asarray(jp.multinomial(_state("multinomial-large"), n, jnp.asarray(p), shape=(N,)))
+    np.testing.assert_array_equal(x.sum(-1), n)
+    for j in range(4):
+        dist = st.binom(n, p[j])
+        low, high = int(dist.ppf(1e-6)), int(dist.ppf(1 - 1e-6))
+        shifted = np.clip(x[:, j].astype(np.int64) - low, 0, None)
+        assert _discrete_p(shifted, lambda k, d=dist, lo=low: d.pmf(k + lo), high - low) > THRESHOLD
+    # Categories are negatively correlated: cov(j, l) = -n p_j p_l.
+    np.testing.assert_allclose(np.cov(x[:, 0], x[:, 3])[0, 1], -n * p[0] * p[3], rtol=0.1)
+
+
+def _haar_states(name, count):
+    return jax.vmap(lambda i: _state(name).split(i))(jnp.arange(count))
+
+
+@pytest.mark.parametrize("n,m", [(4, 4), (6, 2)])
+def test_orthogonal_is_haar(n, m):
+    """Each entry of a Haar orthogonal (or Stiefel) matrix is a coordinate of a uniform point
+    on the sphere S^(n-1): ``(q + 1) / 2 ~ Beta((n-1)/2, (n-1)/2)``. A fixed row or column
+    ordering choice (Gram-Schmidt goes column by column) must not show: the first and last
+    columns, and an off-diagonal entry, are tested. For square matrices the determinant is +-1
+    with probability 1/2 each, and the trace has mean 0 and variance 1 (Diaconis-Shahshahani)."""
+    count = 6000
+    q = np.asarray(jp.orthogonal(_state(f"orthogonal{n}x{m}"), n, (count,), m=m), np.float64)
+    beta = st.beta((n - 1) / 2, (n - 1) / 2)
+    for i, j in [(0, 0), (n - 1, m - 1), (1, 0), (0, m - 1)]:
+        assert st.kstest((q[:, i, j] + 1) / 2, beta.cdf).pvalue > THRESHOLD, (i, j)
+    if n == m:
+        det = np.linalg.det(q)
+        np.testing.assert_allclose(np.abs(det), 1, atol=1e-5)
+        assert st.binomtest(int((det > 0).sum()), count, 0.5).pvalue > THRESHOLD
+        trace = np.trace(q, axis1=-2, axis2=-1)
+        assert abs(trace.mean()) < 5 / np.sqrt(count)
+        assert abs((trace ** 2).mean() - 1) < 5 * np.sqrt(2 / count)
+
+
+@pytest.mark.parametrize("d,p", [(3, 2.0), (2, 1.0), (5, 0.7), (4, 4.0)])
+def test_ball_is_uniform(d, p):
+    """Uniform in the unit p-ball: the p-norm to the power d is U(0, 1) (the volume inside
+    radius r is r**d); the signs are fair. Marginals with a closed form: for p = 2, d = 3 a
+    coordinate is ``(x + 1)/2 ~ Beta(2, 2)`` (density 3/4 (1 - x**2)); for p = 1, d = 2 the
+    absolute coordinate is Beta(1, 2)."""
+    x = np.asarray(jp.ball(_state(f"ball{d},{p}"), d, p, (N,)), np.float64)
+    radius_d = ((np.abs(x) ** p).sum(-1)) ** (d / p)
+    assert (radius_d <= 1 + 1e-5).all()
+    assert st.kstest(np.minimum(radius_d, 1), "uniform").pvalue > THRESHOLD
+    assert st.binomtest(int((x[:, 0] > 0).sum()), N, 0.5).pvalue > THRESHOLD
+    if (d, p) == (3, 2.0):
+        assert st.kstest((x[:, 1] + 1) / 2, st.beta(2, 2).cdf).pvalue > THRESHOLD
+    if (d, p) == (2, 1.0):
+        assert st.kstest(np.abs(x[:, 0]), st.beta(1, 2).cdf).pvalue > THRESHOLD
+    # Exchangeable coordinates: the first and last have one distribution.
+    assert st.ks_2samp(x[:, 0], x[:, -1]).pvalue > THRESHOLD
+
+
 def test_dirichlet_moments():
     alpha = np.array([0.5, 1.0, 2.5])
     x = np.asarray(jp.dirichlet(_state("dirichlet"), jnp.asarray(alpha), (N,)))

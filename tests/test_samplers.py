@@ -53,6 +53,8 @@ SAMPLERS = {
     "generalized_normal": (lambda s, sh: jp.generalized_normal(s, 1.5, sh), jnp.float32),
     "wald": (lambda s, sh: jp.wald(s, 2.0, sh), jnp.float32),
     "triangular": (lambda s, sh: jp.triangular(s, -1.0, 0.5, 3.0, sh), jnp.float32),
+    "rademacher": (lambda s, sh: jp.rademacher(s, sh), jnp.int32),
+    "geometric": (lambda s, sh: jp.geometric(s, 0.2, sh), jnp.int32),
 }
 # The samplers of jaxpmac/_derived_continuous.py (tested further below).
 DERIVED = ("t", "lognormal", "chisquare", "f", "loggamma", "pareto", "weibull_min", "rayleigh",
@@ -63,7 +65,7 @@ SLOW_TO_COMPILE = {"beta", "poisson", "binomial", "f"}
 # Samplers whose element i is a function of the state and i alone (prefix property).
 POSITIONAL = ["uniform", "uniform_precise", "normal", "truncated_normal", "bernoulli", "randint",
               "gumbel", "exponential", "laplace", "logistic", "cauchy", "choice", "choice_p",
-              "gamma", "beta", "poisson", "binomial", *DERIVED]
+              "gamma", "beta", "poisson", "binomial", "rademacher", "geometric", *DERIVED]
 
 
 class SamplerTest(chex.TestCase):
@@ -206,6 +208,11 @@ def test_edge_parameters():
         assert sample(s, (0, 3)).shape == (0, 3)
     assert jp.permutation(s, 0).shape == (0,)
     assert jp.multivariate_normal(s, jnp.zeros(2), jnp.eye(2), (0,)).shape == (0, 2)
+    assert jp.multinomial(s, 3, jnp.ones(4), shape=(0,)).shape == (0, 4)
+    assert jp.orthogonal(s, 3, (0,)).shape == (0, 3, 3)
+    assert jp.orthogonal(s, 0, (2,)).shape == (2, 0, 0)
+    assert jp.ball(s, 3, shape=(0,)).shape == (0, 3)
+    assert jp.ball(s, 0, shape=(2,)).shape == (2, 0)
 
 
 def test_parameter_broadcasting():
