@@ -6,7 +6,6 @@ bit (see docs/spec.md). Distinct messages give independent streams; the same mes
 numbers under ``jit``, ``vmap``, ``scan``, remat and sharding alike.
 """
 
-from jaxpmac import hail, rand
 from jaxpmac._bits import bits
 from jaxpmac._counts import binomial, poisson
 from jaxpmac._derived_continuous import (
@@ -23,6 +22,9 @@ from jaxpmac._random_geometry import ball, orthogonal
 from jaxpmac._simple_continuous import cauchy, exponential, gumbel, laplace, logistic
 from jaxpmac._state import RNGState, key
 from jaxpmac._uniform import bernoulli, uniform
+
+# Last: the keyless samplers of jaxpmac.rand are made from every sampler registered above.
+from jaxpmac import hail, rand  # noqa: E402  isort: skip
 
 __version__ = "0.1.0"
 

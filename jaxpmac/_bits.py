@@ -13,7 +13,7 @@ from jaxpmac import _inputs
 from jaxpmac import _lowering
 from jaxpmac import _stream
 from jaxpmac import _words as w
-from jaxpmac._lowering._draw_boundary import ends_draw
+from jaxpmac._registry import sampler
 from jaxpmac._lowering import _window
 from jaxpmac._state import RNGState
 
@@ -142,7 +142,7 @@ def stream(state: RNGState, n: int, dtype, *, offset: w.Word = 0,
     return hash_stream(h, final_tweak, n, dtype, offset=offset, native=native, shape=shape)
 
 
-@ends_draw
+@sampler
 def bits(state: RNGState, shape=(), dtype=jnp.uint32, *, offset=0) -> jax.Array:
     """Random bits: the state's stream of ``dtype`` elements, reshaped to ``shape``.
 

@@ -15,7 +15,7 @@ from jaxpmac import _fixed_math
 from jaxpmac import _retry
 from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
-from jaxpmac._lowering._draw_boundary import ends_draw
+from jaxpmac._registry import sampler
 from jaxpmac._hashed import family_static, hashed
 
 POISSON_RETRY_LABEL = "jaxpmac.poisson.retry"
@@ -106,7 +106,7 @@ def _poisson_impl(state, retries, lam, *, shape, dtype):
     return jnp.where(valid, k, -1).astype(dtype).reshape(shape)
 
 
-@ends_draw
+@sampler
 def poisson(state, lam, shape=None, dtype=None):
     """Poisson(``lam``) integers, like ``jax.random.poisson``.
 
@@ -218,7 +218,7 @@ def _binomial_impl(state, retries, count, prob, *, shape, dtype):
     return k.astype(dtype).reshape(shape)
 
 
-@ends_draw
+@sampler
 def binomial(state, n, p, shape=None, dtype=None):
     """Binomial(``n``, ``p``) counts as floats, like ``jax.random.binomial``.
 

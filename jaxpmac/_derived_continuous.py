@@ -40,7 +40,7 @@ from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
 from jaxpmac._gamma_family import gamma_streams, log_gamma_flat
 from jaxpmac._hashed import hashed
-from jaxpmac._lowering._draw_boundary import ends_draw
+from jaxpmac._registry import sampler
 from jaxpmac._normal import standard_normal
 from jaxpmac._simple_continuous import _exponential as exponential_of_word
 from jaxpmac._simple_continuous import unit_transform
@@ -109,7 +109,7 @@ def _t_impl(state, streams, df, *, shape, dtype):
     return x.reshape(shape).astype(dtype)
 
 
-@ends_draw
+@sampler
 def t(state, df, shape=None, dtype=None):
     """Student's t floats with ``df`` degrees of freedom, like ``jax.random.t``.
 
@@ -142,7 +142,7 @@ def _chisquare_impl(streams, df, *, shape, dtype):
     return x.reshape(shape).astype(dtype)
 
 
-@ends_draw
+@sampler
 def chisquare(state, df, shape=None, dtype=None):
     """Chi-square floats with ``df`` degrees of freedom, like ``jax.random.chisquare``.
 
@@ -168,7 +168,7 @@ def _f_impl(streams_num, streams_den, dfnum, dfden, *, shape, dtype):
     return _fixed_math.exp(relative_num - relative_den).reshape(shape).astype(dtype)
 
 
-@ends_draw
+@sampler
 def f(state, dfnum, dfden, shape=None, dtype=None):
     """F (Fisher--Snedecor) floats, like ``jax.random.f``.
 
@@ -194,7 +194,7 @@ def _loggamma_impl(streams, a, *, shape, dtype):
     return log_gamma_flat(streams, _flat(a, shape), dtype).reshape(shape).astype(dtype)
 
 
-@ends_draw
+@sampler
 def loggamma(state, a, shape=None, dtype=None):
     """Logarithms of Gamma(``a``, 1) draws, like ``jax.random.loggamma``.
 
@@ -223,7 +223,7 @@ def _lognormal_impl(state, sigma, *, shape, dtype):
         dtype)
 
 
-@ends_draw
+@sampler
 def lognormal(state, sigma=1.0, shape=None, dtype=None):
     """Log-normal floats ``exp(sigma Z)``, like ``jax.random.lognormal``.
 
@@ -264,7 +264,7 @@ def _of_exponential(kind, state, params: dict, shape, dtype):
                   values)
 
 
-@ends_draw
+@sampler
 def pareto(state, b, shape=None, dtype=None):
     """Pareto floats (scale 1, shape ``b``; support ``x >= 1``), like ``jax.random.pareto``.
 
@@ -280,7 +280,7 @@ def pareto(state, b, shape=None, dtype=None):
     return _of_exponential("pareto", state, {"b": b}, shape, dtype)
 
 
-@ends_draw
+@sampler
 def weibull_min(state, scale, concentration, shape=(), dtype=None):
     """Weibull floats, like ``jax.random.weibull_min``.
 
@@ -305,7 +305,7 @@ def weibull_min(state, scale, concentration, shape=(), dtype=None):
                            {"scale": scale, "concentration": concentration}, shape, dtype)
 
 
-@ends_draw
+@sampler
 def rayleigh(state, scale, shape=None, dtype=None):
     """Rayleigh floats, like ``jax.random.rayleigh``.
 
@@ -338,7 +338,7 @@ def _maxwell_impl(state, *, shape, dtype):
     return jnp.abs(_signed_maxwell(state, shape, dtype)).reshape(shape).astype(dtype)
 
 
-@ends_draw
+@sampler
 def maxwell(state, shape=(), dtype=None):
     """Maxwell (Maxwell--Boltzmann) floats, like ``jax.random.maxwell``.
 
@@ -366,7 +366,7 @@ def _double_sided_maxwell_impl(state, loc, scale, *, shape, dtype):
     return _valid_or_nan(scale >= 0, x).reshape(shape).astype(dtype)
 
 
-@ends_draw
+@sampler
 def double_sided_maxwell(state, loc, scale, shape=(), dtype=None):
     """Double-sided Maxwell floats ``loc + scale * (+-M)``, like
     ``jax.random.double_sided_maxwell``.
@@ -410,7 +410,7 @@ def _wald_impl(state, mean, *, shape, dtype):
     return _valid_or_nan(mean > 0, x).reshape(shape).astype(dtype)
 
 
-@ends_draw
+@sampler
 def wald(state, mean, shape=None, dtype=None):
     """Wald (inverse Gaussian, shape 1) floats with mean ``mean``, like ``jax.random.wald``.
 
@@ -447,7 +447,7 @@ def _generalized_normal_impl(state, streams, p, *, shape, dtype):
     return _valid_or_nan(valid, x).reshape(shape).astype(dtype)
 
 
-@ends_draw
+@sampler
 def generalized_normal(state, p, shape=(), dtype=None):
     """Generalized normal floats (density proportional to ``exp(-|x|**p)``), like
     ``jax.random.generalized_normal``.
@@ -491,7 +491,7 @@ def _triangular_impl(state, left, mode, right, *, shape, dtype):
     return _valid_or_nan((a <= c) & (c <= b), x).reshape(shape).astype(dtype)
 
 
-@ends_draw
+@sampler
 def triangular(state, left, mode, right, shape=None, dtype=None):
     """Triangular floats on ``[left, right]`` peaking at ``mode``, like
     ``jax.random.triangular``.

@@ -22,7 +22,7 @@ from jaxpmac import _inputs
 from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
 from jaxpmac._hashed import family_static, hashed
-from jaxpmac._lowering._draw_boundary import ends_draw
+from jaxpmac._registry import sampler
 from jaxpmac._lowering._platform import by_platform
 
 MULTINOMIAL_LABEL = "jaxpmac.multinomial.category"
@@ -63,7 +63,7 @@ def _rademacher_impl(state, *, shape, dtype):
     return jnp.where(bits, np.array(1, dtype), np.array(-1, dtype))
 
 
-@ends_draw
+@sampler
 def rademacher(state, shape=(), dtype=None):
     """Rademacher values, -1 or +1 with probability 1/2 each, like ``jax.random.rademacher``.
 
@@ -112,7 +112,7 @@ def _geometric_impl(state, p, *, shape, dtype):
     return jnp.where(valid, k, np.array(-1).astype(dtype))
 
 
-@ends_draw
+@sampler
 def geometric(state, p, shape=None, dtype=None):
     """Geometric(``p``) integers: the number of Bernoulli(``p``) trials up to and including the
     first success (values 1, 2, ...), like ``jax.random.geometric``.
@@ -191,7 +191,7 @@ def _multinomial_impl(base, n, p, *, shape, dtype):
     return counts.reshape(shape + (k,)).astype(dtype)
 
 
-@ends_draw
+@sampler
 def multinomial(state, n, p, *, shape=None, dtype=None, unroll=1):
     """Multinomial(``n``, ``p``) counts as floats, like ``jax.random.multinomial``.
 

@@ -15,7 +15,7 @@ from jaxpmac import _ndtri
 from jaxpmac import _retry
 from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
-from jaxpmac._lowering._draw_boundary import ends_draw
+from jaxpmac._registry import sampler
 from jaxpmac._hashed import family_static, hashed, hashed_static
 
 RETRY_LABEL = "jaxpmac.gamma.retry"
@@ -86,7 +86,7 @@ def _gamma_impl(streams, alpha, *, shape, dtype):
     return _fixed_math.exp(log_x).reshape(shape).astype(dtype)
 
 
-@ends_draw
+@sampler
 def gamma(state, a, shape=None, dtype=None):
     """Gamma(``a``, 1) floats, like ``jax.random.gamma``.
 
@@ -124,7 +124,7 @@ def _beta_impl(streams_a, streams_b, a, b, *, shape, dtype):
     return _fixed_math.exp(log_x).reshape(shape).astype(dtype)
 
 
-@ends_draw
+@sampler
 def beta(state, a, b, shape=None, dtype=None):
     """Beta(``a``, ``b``) floats, like ``jax.random.beta``.
 
@@ -158,7 +158,7 @@ def _dirichlet_impl(streams, alpha, *, shape, dtype):
     return _fixed_math.softmax(log_x, axis=-1).astype(dtype)
 
 
-@ends_draw
+@sampler
 def dirichlet(state, alpha, shape=None, dtype=None):
     """Dirichlet(``alpha``) vectors, like ``jax.random.dirichlet``.
 

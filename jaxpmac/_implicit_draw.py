@@ -34,34 +34,14 @@ from jax.interpreters import ad, batching
 
 from jaxpmac import _inputs
 from jaxpmac import _state
+from jaxpmac._registry import SAMPLERS
 
 # -- the explicit samplers a keyless draw can name ----------------------------------------------
 
 
-def _samplers() -> dict[str, Callable]:
-    import jaxpmac as jp
-    from jaxpmac import hail
-    names = ["ball", "bernoulli", "beta", "binomial", "bits", "categorical", "cauchy",
-             "chisquare", "choice", "dirichlet", "double_sided_maxwell",
-             "exponential", "f", "gamma", "generalized_normal", "geometric", "gumbel",
-             "laplace", "loggamma", "logistic", "lognormal", "maxwell", "multinomial",
-             "multivariate_normal", "normal", "orthogonal", "pareto", "permutation",
-             "poisson", "rademacher", "randint", "rayleigh", "t", "triangular",
-             "truncated_normal", "uniform", "wald", "weibull_min"]
-    table = {name: getattr(jp, name) for name in names}
-    for name in hail.__all__:
-        table["hail_" + name] = getattr(hail, name)
-    return table
-
-
-_SAMPLERS: dict[str, Callable] = {}
-
-
 def sampler(name: str) -> Callable:
     """The explicit sampler ``name`` (``jaxpmac.<name>`` or ``jaxpmac.hail.<name[5:]>``)."""
-    if not _SAMPLERS:
-        _SAMPLERS.update(_samplers())
-    return _SAMPLERS[name]
+    return SAMPLERS[name]
 
 
 # -- the randomized root: which trace a keyless draw belongs to ---------------------------------

@@ -17,7 +17,7 @@ from jaxpmac import _limbs
 from jaxpmac import _sampler_args as args
 from jaxpmac import _simple_continuous
 from jaxpmac import _unit
-from jaxpmac._lowering._draw_boundary import ends_draw
+from jaxpmac._registry import sampler
 from jaxpmac._hashed import hashed
 
 _BOUND_ACCEPTS = "an int or an integer array"
@@ -119,7 +119,7 @@ def _randint_impl(state, minval, maxval, *, shape, dtype):
     return _from_limbs(values, dtype)
 
 
-@ends_draw
+@sampler
 def randint(state, shape, minval, maxval, dtype=None):
     """Uniform integers in ``[minval, maxval)``, like ``jax.random.randint``.
 
@@ -191,7 +191,7 @@ def _permutation_impl(state, x, *, axis, independent):
     return jnp.take(x, order, axis=axis)
 
 
-@ends_draw
+@sampler
 def permutation(state, x, axis=0, independent=False):
     """A random permutation of ``arange(x)`` (int ``x``) or of ``x`` along ``axis``, like
     ``jax.random.permutation``.
@@ -309,7 +309,7 @@ def _choice_indices(state, p, *, shape, n, replace, has_p):
     return jnp.where(_weights_are_valid(p, n_draws, replace), index, -1)
 
 
-@ends_draw
+@sampler
 def choice(state, a, shape=(), replace=True, p=None, axis=0, mode=None):
     """Random entries of ``arange(a)`` (int ``a``) or of ``a`` along ``axis``, like
     ``jax.random.choice``.
@@ -477,7 +477,7 @@ def _categorical_impl(state, logits, *, shape, replace):
     return jnp.moveaxis(top, -1, 0).reshape(shape)
 
 
-@ends_draw
+@sampler
 def categorical(state, logits, axis=-1, shape=None, replace=True, mode=None):
     """Category indices drawn with probabilities ``softmax(logits)`` along ``axis``, like
     ``jax.random.categorical``.

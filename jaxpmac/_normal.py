@@ -15,7 +15,7 @@ from jaxpmac import _fixed_math
 from jaxpmac import _ndtri
 from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
-from jaxpmac._lowering._draw_boundary import ends_draw
+from jaxpmac._registry import sampler
 from jaxpmac._hashed import hashed
 
 
@@ -39,7 +39,7 @@ def _normal_impl(state, *, shape, dtype):
     return standard_normal(state, shape, dtype).astype(dtype)
 
 
-@ends_draw
+@sampler
 def normal(state, shape=(), dtype=None):
     """Standard normal floats, like ``jax.random.normal``.
 
@@ -103,7 +103,7 @@ def _check_concrete_bounds(lower, upper, cdtype) -> None:
                          f"lower {lower[index]} and upper {upper[index]}{where}")
 
 
-@ends_draw
+@sampler
 def truncated_normal(state, lower, upper, shape=None, dtype=None):
     """Standard normals conditioned on ``lower < x < upper``, like
     ``jax.random.truncated_normal``.
@@ -249,7 +249,7 @@ def _multivariate_normal_impl(state, mean, cov, *, shape, dtype, method):
     return (mean + _product(factor, z)).astype(dtype)
 
 
-@ends_draw
+@sampler
 def multivariate_normal(state, mean, cov, shape=None, dtype=None, method="cholesky"):
     """Multivariate normals ``mean + F z``, like ``jax.random.multivariate_normal``.
 

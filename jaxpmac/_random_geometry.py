@@ -25,7 +25,7 @@ from jaxpmac import _normal
 from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
 from jaxpmac._hashed import hashed, hashed_static
-from jaxpmac._lowering._draw_boundary import ends_draw
+from jaxpmac._registry import sampler
 
 BALL_GAMMA_LABEL = "jaxpmac.ball.gamma"
 BALL_SIGN_LABEL = "jaxpmac.ball.sign"
@@ -112,7 +112,7 @@ def _orthogonal_impl(state, *, n, m, shape, dtype):
     return q.astype(dtype)
 
 
-@ends_draw
+@sampler
 def orthogonal(state, n, shape=(), dtype=None, m=None):
     """Uniformly (Haar) distributed orthogonal matrices, like ``jax.random.orthogonal``.
 
@@ -218,7 +218,7 @@ def _ball_impl(state, gamma_streams, signs, p, *, d, shape, dtype):
     return jnp.where(valid, x, jnp.nan).astype(dtype)
 
 
-@ends_draw
+@sampler
 def ball(state, d, p=2, shape=(), dtype=None):
     """Points uniformly distributed in the unit ``p``-ball of dimension ``d``
     (``sum_j |x_j|**p <= 1``), like ``jax.random.ball``.

@@ -18,7 +18,7 @@ import numpy as np
 from jaxpmac import _bits
 from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
-from jaxpmac._lowering._draw_boundary import ends_draw
+from jaxpmac._registry import sampler
 from jaxpmac._hashed import hashed
 
 
@@ -71,7 +71,7 @@ def _sample(kind, state, shape, dtype):
     return _impl(hashed(state), shape=shape, dtype=dtype, kind=kind)
 
 
-@ends_draw
+@sampler
 def exponential(state, shape=(), dtype=None):
     """Standard exponential floats (rate 1), like ``jax.random.exponential``.
 
@@ -87,7 +87,7 @@ def exponential(state, shape=(), dtype=None):
     return _sample("exponential", state, shape, dtype)
 
 
-@ends_draw
+@sampler
 def gumbel(state, shape=(), dtype=None, mode=None):
     """Standard Gumbel floats, like ``jax.random.gumbel``.
 
@@ -105,7 +105,7 @@ def gumbel(state, shape=(), dtype=None, mode=None):
     return _sample("gumbel", state, shape, dtype)
 
 
-@ends_draw
+@sampler
 def laplace(state, shape=(), dtype=None):
     """Standard Laplace floats, like ``jax.random.laplace``.
 
@@ -119,7 +119,7 @@ def laplace(state, shape=(), dtype=None):
     return _sample("laplace", state, shape, dtype)
 
 
-@ends_draw
+@sampler
 def logistic(state, shape=(), dtype=None):
     """Standard logistic floats, like ``jax.random.logistic``.
 
@@ -133,7 +133,7 @@ def logistic(state, shape=(), dtype=None):
     return _sample("logistic", state, shape, dtype)
 
 
-@ends_draw
+@sampler
 def cauchy(state, shape=(), dtype=None):
     """Standard Cauchy floats, like ``jax.random.cauchy``.
 

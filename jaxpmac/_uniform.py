@@ -15,7 +15,7 @@ from jaxpmac import _bits
 from jaxpmac import _inputs
 from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
-from jaxpmac._lowering._draw_boundary import ends_draw
+from jaxpmac._registry import sampler
 from jaxpmac._hashed import family_static, hashed
 
 PRECISE_LABEL = "jaxpmac.uniform.precise"
@@ -156,7 +156,7 @@ def _uniform_impl(state, more, minval, maxval, *, shape, dtype, precise):
     return _scale(unit.reshape(shape), minval, maxval)
 
 
-@ends_draw
+@sampler
 def uniform(state, shape=(), dtype=None, minval=0.0, maxval=1.0, *, precise=False):
     """Uniform floats in ``[minval, maxval)``, like ``jax.random.uniform``.
 
@@ -228,7 +228,7 @@ def _bernoulli_impl(state, p, *, shape):
     return (top < whole) | ((top == whole) & (low < frac_256))
 
 
-@ends_draw
+@sampler
 def bernoulli(state, p=0.5, shape=None, mode="low"):
     """Booleans that are True with probability ``p``, like ``jax.random.bernoulli``.
 

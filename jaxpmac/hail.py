@@ -61,7 +61,7 @@ from jaxpmac import _hail_engine as engine
 from jaxpmac import _inputs
 from jaxpmac import _words as w
 from jaxpmac._bits import check_state
-from jaxpmac._lowering._draw_boundary import ends_draw
+from jaxpmac._registry import sampler
 
 __all__ = [
     "rand_bool",
@@ -118,7 +118,7 @@ def _check_n(n, *, name: str):
     return n
 
 
-@ends_draw
+@sampler(prefix="hail_")
 def rand_unif(state, lower=0.0, upper=1.0) -> jax.Array:
     """Hail's ``hl.rand_unif(lower, upper)``: a uniform float in ``[lower, upper)``.
 
@@ -153,7 +153,7 @@ def rand_unif(state, lower=0.0, upper=1.0) -> jax.Array:
     return engine.uniform(h, lower, upper, final_tweak=final_tweak)
 
 
-@ends_draw
+@sampler(prefix="hail_")
 def rand_norm(state, mean=0.0, sd=1.0) -> jax.Array:
     """Hail's ``hl.rand_norm(mean, sd)``: a normal float (Marsaglia's polar method).
 
@@ -191,7 +191,7 @@ def rand_norm(state, mean=0.0, sd=1.0) -> jax.Array:
     return engine.normal(h, mean, sd, final_tweak=final_tweak)
 
 
-@ends_draw
+@sampler(prefix="hail_")
 def rand_int32(state, n) -> jax.Array:
     """Hail's ``hl.rand_int32(n)``: a uniform int32 in ``[0, n)``, exactly.
 
@@ -223,7 +223,7 @@ def rand_int32(state, n) -> jax.Array:
     return engine.bounded_int32(h, n, final_tweak=final_tweak)
 
 
-@ends_draw
+@sampler(prefix="hail_")
 def rand_int64(state) -> jax.Array:
     """Hail's ``hl.rand_int64()``: the state's first 64-bit stream word, as int64.
 
@@ -252,7 +252,7 @@ def rand_int64(state) -> jax.Array:
     return engine.word0_int64(h, final_tweak=final_tweak)
 
 
-@ends_draw
+@sampler(prefix="hail_")
 def rand_bool(state, p) -> jax.Array:
     """Hail's ``hl.rand_bool(p)``: ``rand_unif(0, 1) < p``, exactly in both x64 modes.
 

@@ -27,3 +27,67 @@ def test_only_the_compat_module_imports_jax_internals():
                                                         if n.startswith("jax._src"))
                  for path in PACKAGE.rglob("*.py") if path != INTERNALS_MODULE}
     assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def _module_name(path: pathlib.Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the package's modules it imports, at any depth of its code (a function-level
+    import closes a cycle as surely as a top-level one, only later). ``from jaxpmac import
+    _bits`` imports ``jaxpmac._bits``; only a name that is not a module imports the package."""
+    modules = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+
+    def owner(name):
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name
+
+    graph = {}
+    for name, path in modules.items():
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                deps.update(owner(f"{node.module}.{alias.name}") for alias in node.names)
+            elif isinstance(node, ast.Import):
+                deps.update(owner(alias.name) for alias in node.names)
+        graph[name] = deps - {"", name}
+    return graph
+
+
+def test_no_import_cycles():
+    graph = _import_graph()
+    state, cycle = {}, []
+
+    def visit(name, path):
+        state[name] = "open"
+        for dep in sorted(graph[name]):
+            if state.get(dep) == "open":
+                cycle.extend(path[path.index(dep):] + [dep])
+                return True
+            if dep not in state and visit(dep, path + [dep]):
+                return True
+        state[name] = "done"
+        return False
+
+    for name in sorted(graph):
+        if name not in state and visit(name, [name]):
+            break
+    assert cycle == [], " -> ".join(cycle)
+
+
+def test_the_registry_holds_every_public_sampler():
+    from jaxpmac import hail, rand
+    from jaxpmac._registry import SAMPLERS
+
+    not_samplers = {"DrawSite", "RNGState", "as_jax_key", "draw_sites", "fold_in_uids",
+                    "force_lowering", "hail", "key", "prng_impl", "rand", "randomized"}
+    public = {name for name in jaxpmac.__all__ if name not in not_samplers}
+    public |= {"hail_" + name for name in hail.__all__}
+    assert set(SAMPLERS) == public
+    assert set(rand.__all__) == public
+    for name in jaxpmac.__all__:
+        if name in public:
+            assert SAMPLERS[name] is getattr(jaxpmac, name)
