@@ -122,7 +122,9 @@ def poisson(state, lam, shape=None, dtype=None):
     uniforms per try at fixed stream positions (:mod:`jaxpmac._retry`). The acceptance test
     uses ``lgamma`` (the project's own, :mod:`jaxpmac._fixed_math`, so the same candidates are
     accepted under every jax); in float32 it is accurate for ``lam`` up to about ``1e5``. The
-    small-mean search starts from ``exp(-lam)``, also the project's own. Edge values as
+    small-mean search starts from ``exp(-lam)``, also the project's own. Every product that
+    feeds an addition is rounded on its own, so an acceptance is never decided by a fused
+    multiply-add (the same values in every program, and under ``jax.disable_jit``). Edge values as
     ``jax.random.poisson``: ``lam = 0`` gives 0, negative or NaN ``lam`` gives -1, ``inf``
     gives the dtype's maximum.
 
@@ -234,7 +236,8 @@ def binomial(state, n, p, shape=None, dtype=None):
     ``n - Binomial(n, 1 - p)``): ``n p < 10``: inversion by sequential search with one uniform
     (stream word ``2i``); otherwise Hormann's BTRS transformed rejection, two uniforms per try
     at fixed stream positions (:mod:`jaxpmac._retry`), with the acceptance bound's logarithms of
-    near-1 ratios taken by ``log1p`` (the project's own, :mod:`jaxpmac._fixed_math`). Counts
+    near-1 ratios taken by ``log1p`` (the project's own, :mod:`jaxpmac._fixed_math`) and every
+    product that feeds an addition rounded on its own, as in :func:`poisson`. Counts
     are exact integers up to ``2**24`` (float32).
     Edge values as ``jax.random.binomial``: ``n = 0`` or ``p = 0`` gives 0, ``p = 1`` gives
     ``n``, ``n = inf`` gives inf, negative or NaN ``n``/``p`` (and ``p > 1``) give NaN.
