@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import pathlib
 from typing import Callable, Optional
 
 import jax
@@ -245,9 +246,9 @@ OTHERS = {
                                      "the jitted bits and normals under disable_jit",
                                      _check_force_lowering),
     "jaxpmac.hail": NoDraw("a module: its functions have entries of their own",
-                           lambda: _check_submodule(jp.hail)()),
+                           _check_submodule(jp.hail)),
     "jaxpmac.rand": NoDraw("a module: its functions have entries of their own",
-                           lambda: _check_submodule(jp.rand)()),
+                           _check_submodule(jp.rand)),
     # RNGState's methods.
     "RNGState.split": Draw(lambda s, uid: jp.bits(s.split(uid, 2**40 + 3, -1), (8,)),
                            dict(uid=9), x64=True),
@@ -461,8 +462,7 @@ def test_long_draws_run_the_chunk_loop_in_python_with_the_jitted_values(x64):
 
 
 def test_tolerances_are_documented():
-    text = (__import__("pathlib").Path(__file__).resolve().parents[1] / "docs"
-            / "disable_jit.md").read_text()
+    text = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "disable_jit.md").read_text()
     for sampler, (x32, x64, _) in TOLERANCES.items():
         assert f"| `{sampler}` | {x32} | {x64} |" in text, sampler
     for sampler in PENDING_EXACT:
