@@ -46,7 +46,9 @@ def _inversion(u, first_pmf, next_ratio, limit):
     def body(carry):
         k, pmf, cdf = carry
         go = searching(carry)
-        next_pmf = pmf * next_ratio(k)
+        # Rounded on its own: fused into ``cdf + next_pmf`` in some programs and not others,
+        # it would move the search's stopping point.
+        next_pmf = _fixed_math.rounded(pmf * next_ratio(k), pmf)
         return (jnp.where(go, k + 1, k), jnp.where(go, next_pmf, pmf),
                 jnp.where(go, cdf + next_pmf, cdf))
 
@@ -66,8 +68,12 @@ def _poisson_flat(state, retries, lam, cdtype, *, n):
     lam_small = jnp.where(small & valid, lam, 0)
     lam_big = jnp.where(small | ~valid | (lam == jnp.inf), SMALL_MEAN, lam)
     log_lam = jnp.log(lam_big)
-    b = 0.931 + 2.53 * jnp.sqrt(lam_big)
-    a = -0.059 + 0.02483 * b
+    # Every product that feeds an addition is rounded on its own (``_fixed_math.rounded``), in
+    # the parameters, the proposal and the acceptance test, as in the gamma family: XLA fuses
+    # ``a * b + c`` into one multiply-add in some programs and not others (and never op by op,
+    # under ``jax.disable_jit``), and an acceptance decided by that ulp picks another candidate.
+    b = 0.931 + _fixed_math.rounded(2.53 * jnp.sqrt(lam_big), lam_big)
+    a = -0.059 + _fixed_math.rounded(0.02483 * b, b)
     inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
     v_r = 0.9277 - 3.6224 / (b - 2)
 
@@ -76,11 +82,11 @@ def _poisson_flat(state, retries, lam, cdtype, *, n):
         # PTRS (Hormann 1993), transformed rejection with squeeze.
         u = u - 0.5
         us = 0.5 - jnp.abs(u)
-        k = jnp.floor((2 * a / us + b) * u + lam_big + 0.43)
+        k = jnp.floor(_fixed_math.rounded((2 * a / us + b) * u, u) + lam_big + 0.43)
         accept_fast = (us >= 0.07) & (v <= v_r)
         reject = (k < 0) | ((us < 0.013) & (v > us))
         s = jnp.log(v * inv_alpha / (a / (us * us) + b))
-        t = -lam_big + k * log_lam - _fixed_math.lgamma(k + 1)
+        t = -lam_big + _fixed_math.rounded(k * log_lam, log_lam) - _fixed_math.lgamma(k + 1)
         accepted = accept_fast | (~reject & (s <= t)) | small | ~valid
         if first:
             # Inversion for small means uses the try's first uniform.
@@ -116,7 +122,9 @@ def poisson(state, lam, shape=None, dtype=None):
     uniforms per try at fixed stream positions (:mod:`jaxpmac._retry`). The acceptance test
     uses ``lgamma`` (the project's own, :mod:`jaxpmac._fixed_math`, so the same candidates are
     accepted under every jax); in float32 it is accurate for ``lam`` up to about ``1e5``. The
-    small-mean search starts from ``exp(-lam)``, also the project's own. Edge values as
+    small-mean search starts from ``exp(-lam)``, also the project's own. Every product that
+    feeds an addition is rounded on its own, so an acceptance is never decided by a fused
+    multiply-add (the same values in every program, and under ``jax.disable_jit``). Edge values as
     ``jax.random.poisson``: ``lam = 0`` gives 0, negative or NaN ``lam`` gives -1, ``inf``
     gives the dtype's maximum.
 
@@ -165,29 +173,31 @@ def _binomial_flat(state, retries, count, prob, cdtype, *, n_draws):
     n_big = jnp.where(small, 100.0, n)
     p_big = jnp.where(small, 0.25, p)
     spq = jnp.sqrt(n_big * p_big * (1 - p_big))
-    b = 1.15 + 2.53 * spq
-    a = -0.0873 + 0.0248 * b + 0.01 * p_big
-    c = n_big * p_big + 0.5
+    # Products that feed additions rounded on their own, as in poisson (see there).
+    b = 1.15 + _fixed_math.rounded(2.53 * spq, spq)
+    a = (-0.0873 + _fixed_math.rounded(0.0248 * b, b)) + _fixed_math.rounded(0.01 * p_big, p_big)
+    c = _fixed_math.rounded(n_big * p_big, p_big) + 0.5
     v_r = 0.92 - 4.2 / b
     alpha = (2.83 + 5.1 / b) * spq
     m = jnp.floor((n_big + 1) * p_big)
-    r = p_big / (1 - p_big)
+    p_n2 = _fixed_math.rounded(p_big * (n_big + 2), p_big)
 
     def propose(words, first):
         u, v = _open_uniform_pair(words, cdtype)
         u = u - 0.5
         us = 0.5 - jnp.abs(u)
-        k = jnp.floor((2 * a / us + b) * u + c)
+        k = jnp.floor(_fixed_math.rounded((2 * a / us + b) * u, u) + c)
         accept_fast = (us >= 0.07) & (v <= v_r)
         in_range = (k >= 0) & (k <= n_big)
         kk = jnp.clip(k, 0, n_big)
         log_v = jnp.log(v * alpha / (a / (us * us) + b))
         # Hormann's bound, with the logs of near-1 ratios written as log1p for accuracy.
-        bound = ((m + 0.5) * _fixed_math.log1p((m + 1 - p_big * (n_big + 2))
-                                       / (p_big * (n_big - m + 1)))
-                 + (n_big + 1) * _fixed_math.log1p((kk - m) / (n_big - kk + 1))
-                 + (kk + 0.5) * _fixed_math.log1p((p_big * (n_big + 2) - kk - 1)
-                                          / ((1 - p_big) * (kk + 1)))
+        log_m = _fixed_math.log1p((m + 1 - p_n2) / (p_big * (n_big - m + 1)))
+        log_k = _fixed_math.log1p((kk - m) / (n_big - kk + 1))
+        log_p = _fixed_math.log1p((p_n2 - kk - 1) / ((1 - p_big) * (kk + 1)))
+        bound = (_fixed_math.rounded((m + 0.5) * log_m, log_m)
+                 + _fixed_math.rounded((n_big + 1) * log_k, log_k)
+                 + _fixed_math.rounded((kk + 0.5) * log_p, log_p)
                  + _stirling_tail(m) + _stirling_tail(n_big - m)
                  - _stirling_tail(kk) - _stirling_tail(n_big - kk))
         accepted = accept_fast | (in_range & (log_v <= bound)) | small | ~valid
@@ -226,7 +236,8 @@ def binomial(state, n, p, shape=None, dtype=None):
     ``n - Binomial(n, 1 - p)``): ``n p < 10``: inversion by sequential search with one uniform
     (stream word ``2i``); otherwise Hormann's BTRS transformed rejection, two uniforms per try
     at fixed stream positions (:mod:`jaxpmac._retry`), with the acceptance bound's logarithms of
-    near-1 ratios taken by ``log1p`` (the project's own, :mod:`jaxpmac._fixed_math`). Counts
+    near-1 ratios taken by ``log1p`` (the project's own, :mod:`jaxpmac._fixed_math`) and every
+    product that feeds an addition rounded on its own, as in :func:`poisson`. Counts
     are exact integers up to ``2**24`` (float32).
     Edge values as ``jax.random.binomial``: ``n = 0`` or ``p = 0`` gives 0, ``p = 1`` gives
     ``n``, ``n = inf`` gives inf, negative or NaN ``n``/``p`` (and ``p > 1``) give NaN.

@@ -147,8 +147,10 @@ def lgamma(x: jax.Array) -> jax.Array:
     # The select keeps z + i from being simplified to x + (i - 1).
     z = jnp.where(reflect, -x, x + dtype(-1))
     t = z + dtype(_LANCZOS_G + 0.5)
-    log_t = log1p(z * dtype(1 / (_LANCZOS_G + 0.5))) + dtype(np.log(_LANCZOS_G + 0.5))
-    head = (z + half - t / log_t) * log_t + dtype(0.5 * np.log(2 * np.pi))
+    # Products rounded on their own before the additions that follow them (see :func:`rounded`).
+    log_t = (log1p(rounded(z * dtype(1 / (_LANCZOS_G + 0.5)), z))
+             + dtype(np.log(_LANCZOS_G + 0.5)))
+    head = rounded((z + half - t / log_t) * log_t, log_t) + dtype(0.5 * np.log(2 * np.pi))
     series = dtype(_LANCZOS[1]) / (z + one) + dtype(_LANCZOS[0])
     for i, c in enumerate(_LANCZOS[2:], start=2):
         series = series + dtype(c) / (z + dtype(i))

@@ -63,7 +63,12 @@ def _trace(f, args, kwargs):
         out_tree.append(tree)
         return out_leaves
 
-    closed = jax.make_jaxpr(flat_f)(*flat)
+    # Traced with jit enabled even under ``jax.disable_jit``, which would otherwise unroll
+    # ``scan``s and ``fori_loop``s into separate draw sites (other bits from every one) and
+    # run ``cond``s and ``while_loop``s in Python: the jaxpr, so the draw sites and their
+    # states, is the one the jitted function has. The evaluation still runs op by op.
+    with jax.disable_jit(False):
+        closed = jax.make_jaxpr(flat_f)(*flat)
     return closed, flat, out_tree[0]
 
 

@@ -53,6 +53,25 @@ CENTRE_BELOW = np.exp(-2.0)    # the central approximation serves p > exp(-2)
 FAR_TAIL_BELOW = np.exp(-32.0)  # the far-tail one serves p < exp(-32), i.e. z >= 8
 
 
+def _tail_terms(p: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``z = sqrt(-2 log p)`` and the tail's first terms ``z - log(z) / z``, with ``log z``
+    written as ``log(z**2) / 2``: XLA's algebraic simplifier rewrites ``log(sqrt(m))`` into
+    ``0.5 * log(m)`` in a compiled program, so only this form gives the compiled values when
+    the operations run one by one (``jax.disable_jit``)."""
+    dtype = p.dtype.type
+    z_squared = dtype(-2.0) * lax.log(p)
+    z = lax.sqrt(z_squared)
+    return z, z - lax.log(z_squared) * dtype(0.5) / z
+
+
+def _tail_ratio(numerator, denominator, z: jax.Array) -> jax.Array:
+    """``P(1/z) / Q(1/z) / z``, written as ``P / (Q z)``: the form XLA's algebraic simplifier
+    gives ``(a / b) / c`` in a compiled program, so the values are the same op by op."""
+    inverse = 1 / z
+    return (_fixed_math.horner(numerator, inverse)
+            / (_fixed_math.horner(denominator, inverse) * z))
+
+
 def lower_half_ndtri(p: jax.Array, *, p_min: float) -> jax.Array:
     """:func:`ndtri` (``<= 0``) for ``p`` in ``[p_min, 1/2]``, bit for bit.
 
@@ -76,11 +95,10 @@ def lower_half_ndtri(p: jax.Array, *, p_min: float) -> jax.Array:
         w * ww * (polynomial(CENTRE_P, ww) / polynomial(CENTRE_Q, ww)), w)
     # ndtri multiplies by -sqrt(2 pi) and negates below 1/2: the same value, exactly.
     centre = centre * dtype(np.sqrt(2.0 * np.pi))
-    z = lax.sqrt(dtype(-2.0) * lax.log(p))
-    first_term = z - lax.log(z) / z
-    tail = first_term - polynomial(TAIL_P, 1 / z) / polynomial(TAIL_Q, 1 / z) / z
+    z, first_term = _tail_terms(p)
+    tail = first_term - _tail_ratio(TAIL_P, TAIL_Q, z)
     if p_min < FAR_TAIL_BELOW:
-        far_tail = first_term - polynomial(FAR_TAIL_P, 1 / z) / polynomial(FAR_TAIL_Q, 1 / z) / z
+        far_tail = first_term - _tail_ratio(FAR_TAIL_P, FAR_TAIL_Q, z)
         tail = jnp.where(z >= dtype(8.0), far_tail, tail)
     return jnp.where(p > dtype(CENTRE_BELOW), centre, -tail)
 
@@ -114,10 +132,9 @@ def ndtri(p: jax.Array) -> jax.Array:
     centre = w + _fixed_math.rounded(
         w * ww * (polynomial(CENTRE_P, ww) / polynomial(CENTRE_Q, ww)), w)
     centre = centre * -dtype(np.sqrt(2.0 * np.pi))
-    z = lax.sqrt(dtype(-2.0) * lax.log(q))
-    first_term = z - lax.log(z) / z
-    far_tail = first_term - polynomial(FAR_TAIL_P, 1 / z) / polynomial(FAR_TAIL_Q, 1 / z) / z
-    tail = first_term - polynomial(TAIL_P, 1 / z) / polynomial(TAIL_Q, 1 / z) / z
+    z, first_term = _tail_terms(q)
+    far_tail = first_term - _tail_ratio(FAR_TAIL_P, FAR_TAIL_Q, z)
+    tail = first_term - _tail_ratio(TAIL_P, TAIL_Q, z)
     x = jnp.where(q > dtype(CENTRE_BELOW), centre,
                   jnp.where(z >= dtype(8.0), far_tail, tail))
     x = jnp.where(p > dtype(1.0 - np.exp(-2.0)), x, -x)
