@@ -404,8 +404,11 @@ def _wald_impl(state, mean, *, shape, dtype):
     y = z * z
     w = _fixed_math.rounded(mean * (np.array(0.5, cdtype) * y), y)
     # The smaller root over the mean, 1 + w - sqrt(w (w + 2)), without its cancellation.
-    r = one / (one + w + jnp.sqrt(w * (w + np.array(2, cdtype))))
-    x = jnp.where(u * (one + r) <= one, mean * r, mean / r)
+    denominator = one + w + jnp.sqrt(w * (w + np.array(2, cdtype)))
+    r = one / denominator
+    # mean / r written as XLA's simplifier writes it in a compiled program (mean * denominator),
+    # so that a draw op by op (jax.disable_jit) rounds the same.
+    x = jnp.where(u * (one + r) <= one, mean * r, mean * denominator)
     x = jnp.where(mean == jnp.inf, one / y, x)      # the limit: Levy, 1 / Z**2
     return _valid_or_nan(mean > 0, x).reshape(shape).astype(dtype)
 
