@@ -8,6 +8,7 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from jaxpmac import _bits
 from jaxpmac import _fixed_math
@@ -52,8 +53,11 @@ def log_gamma_flat(streams, alpha: jax.Array, dtype) -> jax.Array:
     draw for ``alpha < 1``): the draw itself is made with ``alpha`` held constant, so the
     rejection loop is never differentiated and the values are those of the plain draw.
     """
-    alpha = alpha.astype(_unit.compute_dtype(dtype))
-    log_x = _log_gamma_draw(streams, jax.lax.stop_gradient(alpha), dtype)
+    # Parameters that are constants of the caller's program would be folded by XLA, d, c and
+    # log d too, by its own evaluator, whose rsqrt and log differ in the last bits from the
+    # compiled ones: the barrier keeps them computed as every other program does.
+    alpha = lax.optimization_barrier(alpha.astype(_unit.compute_dtype(dtype)))
+    log_x = _log_gamma_draw(streams, lax.stop_gradient(alpha), dtype)
     return _gradients.implicit_log_gamma(log_x, alpha)
 
 

@@ -66,6 +66,10 @@ def normal(state, shape=(), dtype=None):
 @partial(jax.jit, static_argnames=("shape", "dtype"))
 def _truncated_normal_impl(state, lower, upper, *, shape, dtype):
     cdtype = _unit.compute_dtype(dtype)
+    # Bounds that are constants of the caller's program would be folded into constants by
+    # XLA, Phi of them too, by its own evaluator, whose erf, erfc and log differ in the last
+    # bits from the compiled ones: the barrier keeps them computed as every other program does.
+    lower, upper = lax.optimization_barrier((lower, upper))
     lower = jnp.broadcast_to(lower.astype(cdtype), shape)
     upper = jnp.broadcast_to(upper.astype(cdtype), shape)
     u = _unit.open_unit(_unit.words(state, math.prod(shape), 1, dtype)[:, 0], cdtype)
@@ -106,7 +110,9 @@ def _truncated_of_unit(u, lower, upper):
 @_truncated_of_unit.defjvp
 def _truncated_of_unit_jvp(primals, tangents):
     (u, lower, upper), (_, d_lower, d_upper) = primals, tangents
-    x = _truncated_of_unit(u, lower, upper)
+    # The barrier keeps the tangent's arithmetic out of the draw's fusions: XLA's log (in
+    # ndtri) gives other last bits inside other fusions, and the values must stay the draw's.
+    x = lax.optimization_barrier(_truncated_of_unit(u, lower, upper))
     flip = lower > 0
     v, one_minus_v = jnp.where(flip, 1 - u, u), jnp.where(flip, u, 1 - u)   # both exact
     half = np.array(0.5, x.dtype)
