@@ -109,6 +109,8 @@ def gamma(state, a, shape=None, dtype=None):
     Algorithm: Marsaglia--Tsang rejection with fixed stream positions per try, boosted for
     ``a < 1`` (see :func:`log_gamma_flat`); computed in float32 for half types. Edge values as
     ``jax.random.gamma``: ``a = 0`` gives 0, ``a = inf`` gives inf, ``a < 0`` or NaN gives NaN.
+    Differentiable in ``a`` by implicit reparameterisation, like ``jax.random.gamma``
+    (``docs/gradients.md``); ``beta`` and ``dirichlet`` by the chain rule through their gammas.
 
     Args:
         state: an :class:`RNGState`.

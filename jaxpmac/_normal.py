@@ -162,6 +162,9 @@ def truncated_normal(state, lower, upper, shape=None, dtype=None):
     elements are NaN. This differs on purpose from ``jax.random.truncated_normal``, which
     returns ``-0.``, a value outside both bounds that looks valid.
 
+    Differentiable in ``lower`` and ``upper``, pathwise through the inverse CDF (see
+    ``docs/gradients.md``); the values under ``grad`` are those of the plain draw.
+
     Args:
         state: an :class:`RNGState`.
         lower, upper: bounds, scalars or arrays broadcastable to ``shape``.
@@ -313,6 +316,7 @@ def multivariate_normal(state, mean, cov, shape=None, dtype=None, method="choles
     stream word ``i``); ``F`` is a factor with ``F F^T = cov``: the Cholesky factor
     (``method="cholesky"``), ``V sqrt(max(w, 0))`` from ``eigh``, or ``U sqrt(s)`` from ``svd``.
     A covariance that is not positive definite gives NaN with Cholesky, like ``jax.random``.
+    Differentiable in ``mean`` and ``cov`` with every ``method`` (``docs/gradients.md``).
 
     Stability of the values: the Cholesky factor and the product ``F z`` are the project's own
     (a fixed order of operations, :func:`_cholesky` and :func:`_product`), so with

@@ -211,7 +211,10 @@ def uniform(state, shape=(), dtype=None, minval=0.0, maxval=1.0, *, precise=Fals
     ``[minval, nextafter(maxval, -inf)]``; this affine map rounds to nearest, so outside
     ``[0, 1)`` exactness holds up to one rounding (it is exact when ``minval = 0`` and the width
     is a power of two). ``minval >= maxval`` gives ``minval``; NaN or infinite bounds give NaN
-    or infinities as in ``jax.random.uniform``.
+    or infinities as in ``jax.random.uniform``. The product is rounded on its own before the
+    addition, so the values are the same with and without ``jit`` in any program.
+    Differentiable in ``minval`` and ``maxval``: ``(1 - u) dminval + u dmaxval``
+    (``docs/gradients.md``).
 
     Args:
         state: an :class:`RNGState`.

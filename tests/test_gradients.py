@@ -377,3 +377,16 @@ def test_values_under_jvp_and_vjp_are_the_golden_values(name):
         bits = np.asarray(values).view(golden.dtype)
         apart = np.abs(bits.view(signed).astype(np.int64) - golden.view(signed).astype(np.int64))
         assert apart.max() <= case.ulps, f"{name}: {np.count_nonzero(apart)} values differ"
+
+
+def test_randomized_draws_differentiate_like_their_explicit_samplers():
+    """A keyless draw is the explicit sampler at its site's state, derivative included."""
+    def model(a):
+        return jp.rand.gamma(a, (16,), F64).sum()
+
+    root = _state("randomized")
+    (site,) = jp.draw_sites(model, jnp.asarray(2.5))
+    explicit = lambda a: jp.gamma(site.state(root), a, (16,), F64).sum()
+    got = jax.grad(jp.randomized(model), argnums=1)(root, jnp.asarray(2.5))
+    want = jax.grad(explicit)(jnp.asarray(2.5))
+    assert float(got) == float(want) and np.isfinite(float(got))
