@@ -30,6 +30,19 @@ from jax import lax
 from jaxpmac import _fixed_math
 
 
+def primal(values):
+    """A rule's primal ``values`` behind an optimization barrier, for its tangent to use: XLA
+    evaluates its own ``log``, ``log1p`` and ``erf`` with other last bits in other fusions, so a
+    tangent computed in the fusion of the values would change them.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> float(primal(jnp.float32(1.5)))
+        1.5
+    """
+    return lax.optimization_barrier(values)
+
+
 @jax.custom_jvp
 def exp(x: jax.Array) -> jax.Array:
     """:func:`jaxpmac._fixed_math.exp`, with derivative ``exp(x) dx``.
@@ -45,7 +58,7 @@ def exp(x: jax.Array) -> jax.Array:
 @exp.defjvp
 def _exp_jvp(primals, tangents):
     (x,), (dx,) = primals, tangents
-    y = exp(x)
+    y = primal(exp(x))
     return y, y * dx
 
 
@@ -65,7 +78,7 @@ def logaddexp(a: jax.Array, b: jax.Array) -> jax.Array:
 @logaddexp.defjvp
 def _logaddexp_jvp(primals, tangents):
     (a, b), (da, db) = primals, tangents
-    r = logaddexp(a, b)
+    r = primal(logaddexp(a, b))
     # A weight of an argument that is -inf is 0, also when r is -inf too (both -inf).
     weight_a = jnp.where(a == -jnp.inf, 0, lax.exp(a - r))
     weight_b = jnp.where(b == -jnp.inf, 0, lax.exp(b - r))
@@ -87,7 +100,7 @@ def softmax(x: jax.Array, axis: int = -1) -> jax.Array:
 @softmax.defjvp
 def _softmax_jvp(axis, primals, tangents):
     (x,), (dx,) = primals, tangents
-    y = softmax(x, axis)
+    y = primal(softmax(x, axis))
     y_dx = y * dx
     return y, y_dx - y * jnp.sum(y_dx, axis, keepdims=True)
 
@@ -138,4 +151,5 @@ def implicit_log_gamma(log_x: jax.Array, alpha: jax.Array) -> jax.Array:
 @implicit_log_gamma.defjvp
 def _implicit_log_gamma_jvp(primals, tangents):
     (log_x, alpha), (_, d_alpha) = primals, tangents
+    log_x = primal(log_x)
     return log_x, log_gamma_derivative(log_x, alpha) * d_alpha

@@ -12,6 +12,7 @@ from jax import lax
 
 from jaxpmac import _bits
 from jaxpmac import _fixed_math
+from jaxpmac import _gradients
 from jaxpmac import _ndtri
 from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
@@ -110,9 +111,7 @@ def _truncated_of_unit(u, lower, upper):
 @_truncated_of_unit.defjvp
 def _truncated_of_unit_jvp(primals, tangents):
     (u, lower, upper), (_, d_lower, d_upper) = primals, tangents
-    # The barrier keeps the tangent's arithmetic out of the draw's fusions: XLA's log (in
-    # ndtri) gives other last bits inside other fusions, and the values must stay the draw's.
-    x = lax.optimization_barrier(_truncated_of_unit(u, lower, upper))
+    x = _gradients.primal(_truncated_of_unit(u, lower, upper))
     flip = lower > 0
     v, one_minus_v = jnp.where(flip, 1 - u, u), jnp.where(flip, u, 1 - u)   # both exact
     half = np.array(0.5, x.dtype)
@@ -246,7 +245,7 @@ def _cholesky_jvp(primals, tangents):
     diagonal halved. Written out because the factor's loop has a traced trip count, which
     reverse mode cannot differentiate."""
     (cov,), (d_cov,) = primals, tangents
-    factor = _cholesky(cov)
+    factor = _gradients.primal(_cholesky(cov))
     sym = (d_cov + jnp.swapaxes(d_cov, -1, -2)) / 2
     inner = lax.linalg.triangular_solve(factor, sym, left_side=True, lower=True)
     inner = lax.linalg.triangular_solve(factor, inner, left_side=False, lower=True,

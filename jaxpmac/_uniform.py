@@ -13,6 +13,7 @@ from jax import lax
 
 from jaxpmac import _bits
 from jaxpmac import _fixed_math
+from jaxpmac import _gradients
 from jaxpmac import _inputs
 from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
@@ -71,7 +72,7 @@ def _scale_differentiable(unit, minval, maxval):
 @_scale_differentiable.defjvp
 def _scale_jvp(primals, tangents):
     (unit, minval, maxval), (_, d_minval, d_maxval) = primals, tangents
-    value = _scale_differentiable(unit, minval, maxval)
+    value = _gradients.primal(_scale_differentiable(unit, minval, maxval))
     tangent = d_minval + unit * (d_maxval - d_minval)
     return value, jnp.where(minval > maxval, d_minval, tangent).astype(value.dtype)
 
