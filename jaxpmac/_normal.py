@@ -67,10 +67,6 @@ def normal(state, shape=(), dtype=None):
 @partial(jax.jit, static_argnames=("shape", "dtype"))
 def _truncated_normal_impl(state, lower, upper, *, shape, dtype):
     cdtype = _unit.compute_dtype(dtype)
-    # Bounds that are constants of the caller's program would be folded into constants by
-    # XLA, Phi of them too, by its own evaluator, whose erf, erfc and log differ in the last
-    # bits from the compiled ones: the barrier keeps them computed as every other program does.
-    lower, upper = lax.optimization_barrier((lower, upper))
     lower = jnp.broadcast_to(lower.astype(cdtype), shape)
     upper = jnp.broadcast_to(upper.astype(cdtype), shape)
     u = _unit.open_unit(_unit.words(state, math.prod(shape), 1, dtype)[:, 0], cdtype)

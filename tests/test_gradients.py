@@ -123,10 +123,15 @@ def test_truncated_normal_bounds_derivatives_match_finite_differences(mode, boun
     state = _state("truncated_normal")
     lower, upper = (jnp.asarray(b) for b in TRUNCATED_BOUNDS[bounds])
     for which in ("lower", "upper"):
+        # The other bound is made from the parameter (+ 0 p, the same value), so that it is no
+        # constant of a jitted program: XLA folds float64 Phi of a constant bound with other
+        # last bits than it computes them (a known gap, docs/gradients.md).
         if which == "lower":
-            draw, param = (lambda p: jp.truncated_normal(state, p, upper, None, F64)), lower
+            draw = lambda p: jp.truncated_normal(state, p, upper + 0 * p, None, F64)
+            param = lower
         else:
-            draw, param = (lambda p: jp.truncated_normal(state, lower, p, None, F64)), upper
+            draw = lambda p: jp.truncated_normal(state, lower + 0 * p, p, None, F64)
+            param = upper
         values, derivative = elementwise_derivative(draw, param, mode)
         np.testing.assert_array_equal(values, jp.truncated_normal(state, lower, upper, None, F64))
         fd = central_difference(draw, param, 1e-6)
