@@ -8,9 +8,11 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from jaxpmac import _bits
 from jaxpmac import _fixed_math
+from jaxpmac import _gradients
 from jaxpmac import _ndtri
 from jaxpmac import _retry
 from jaxpmac import _sampler_args as args
@@ -45,10 +47,24 @@ def log_gamma_flat(streams, alpha: jax.Array, dtype) -> jax.Array:
     ``alpha = 0`` gives ``-inf`` (a 0 draw), ``alpha = inf`` gives ``inf``, negative or NaN
     ``alpha`` gives NaN. The uniform's ``log1p`` and the callers' ``exp`` are the project's
     own (:mod:`jaxpmac._fixed_math`), since jax's moved between releases.
+
+    Differentiable in ``alpha`` by implicit reparameterisation
+    (:func:`jaxpmac._gradients.implicit_log_gamma`, with the original ``alpha`` and the boosted
+    draw for ``alpha < 1``): the draw itself is made with ``alpha`` held constant, so the
+    rejection loop is never differentiated and the values are those of the plain draw.
     """
+    # Parameters that are constants of the caller's program would be folded by XLA, d, c and
+    # log d too, by its own evaluator, whose rsqrt and log differ in the last bits from the
+    # compiled ones: the barrier keeps them computed as every other program does.
+    alpha = lax.optimization_barrier(alpha.astype(_unit.compute_dtype(dtype)))
+    log_x = _log_gamma_draw(streams, lax.stop_gradient(alpha), dtype)
+    return _gradients.implicit_log_gamma(log_x, alpha)
+
+
+def _log_gamma_draw(streams, alpha: jax.Array, dtype) -> jax.Array:
+    """The draw of :func:`log_gamma_flat` (``alpha`` in the computation dtype)."""
     state, retries, boost = streams
-    cdtype = _unit.compute_dtype(dtype)
-    alpha = alpha.astype(cdtype)
+    cdtype = alpha.dtype
     valid = (alpha > 0) & (alpha < jnp.inf)
     boosted = alpha < 1
     a = jnp.where(valid, jnp.where(boosted, alpha + 1, alpha), 1)
@@ -83,7 +99,7 @@ def log_gamma_flat(streams, alpha: jax.Array, dtype) -> jax.Array:
 def _gamma_impl(streams, alpha, *, shape, dtype):
     alpha = jnp.broadcast_to(alpha, shape).reshape(-1)
     log_x = log_gamma_flat(streams, alpha, dtype)
-    return _fixed_math.exp(log_x).reshape(shape).astype(dtype)
+    return _gradients.exp(log_x).reshape(shape).astype(dtype)
 
 
 @sampler
@@ -93,6 +109,8 @@ def gamma(state, a, shape=None, dtype=None):
     Algorithm: Marsaglia--Tsang rejection with fixed stream positions per try, boosted for
     ``a < 1`` (see :func:`log_gamma_flat`); computed in float32 for half types. Edge values as
     ``jax.random.gamma``: ``a = 0`` gives 0, ``a = inf`` gives inf, ``a < 0`` or NaN gives NaN.
+    Differentiable in ``a`` by implicit reparameterisation, like ``jax.random.gamma``
+    (``docs/gradients.md``); ``beta`` and ``dirichlet`` by the chain rule through their gammas.
 
     Args:
         state: an :class:`RNGState`.
@@ -120,8 +138,8 @@ def _beta_impl(streams_a, streams_b, a, b, *, shape, dtype):
     b = jnp.broadcast_to(b, shape).reshape(-1)
     log_a = log_gamma_flat(streams_a, a, dtype)
     log_b = log_gamma_flat(streams_b, b, dtype)
-    log_x = log_a - _fixed_math.logaddexp(log_a, log_b)
-    return _fixed_math.exp(log_x).reshape(shape).astype(dtype)
+    log_x = log_a - _gradients.logaddexp(log_a, log_b)
+    return _gradients.exp(log_x).reshape(shape).astype(dtype)
 
 
 @sampler
@@ -155,7 +173,7 @@ def _dirichlet_impl(streams, alpha, *, shape, dtype):
     full = shape + alpha.shape[-1:]
     alpha = jnp.broadcast_to(alpha, full).reshape(-1)
     log_x = log_gamma_flat(streams, alpha, dtype).reshape(full)
-    return _fixed_math.softmax(log_x, axis=-1).astype(dtype)
+    return _gradients.softmax(log_x, -1).astype(dtype)
 
 
 @sampler

@@ -12,6 +12,7 @@ from jax import lax
 
 from jaxpmac import _bits
 from jaxpmac import _fixed_math
+from jaxpmac import _gradients
 from jaxpmac import _ndtri
 from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
@@ -68,14 +69,31 @@ def _truncated_normal_impl(state, lower, upper, *, shape, dtype):
     cdtype = _unit.compute_dtype(dtype)
     lower = jnp.broadcast_to(lower.astype(cdtype), shape)
     upper = jnp.broadcast_to(upper.astype(cdtype), shape)
+    u = _unit.open_unit(_unit.words(state, math.prod(shape), 1, dtype)[:, 0], cdtype)
+    return _truncated_of_unit(u.reshape(shape), lower, upper).astype(dtype)
+
+
+@jax.custom_jvp
+def _truncated_of_unit(u, lower, upper):
+    """The truncated normal at probability position ``u`` in ``(0, 1)`` of ``(lower, upper)``
+    (arrays of one shape), by :func:`truncated_normal`'s algorithm.
+
+    Derivative (the tangent of ``u``, made from stream bits, is zero): ``x`` is the point
+    where the truncated CDF ``(Phi(x) - Phi(lower)) / (Phi(upper) - Phi(lower))`` equals ``v``
+    (``u``, or ``1 - u`` where the mirror image is sampled), so ``dx = (1 - v) phi(lower) /
+    phi(x) dlower + v phi(upper) / phi(x) dupper``, the ratios of densities taken as
+    ``exp((x - b)(x + b) / 2)``; a degenerate interval moves with its point,
+    ``(1 - v) dlower + v dupper``. ``nextafter`` (the clip into the open interval) has no
+    derivative rule, and the derivative of the polynomial approximations of ``Phi`` and its
+    inverse would be less accurate than this."""
     # Work in the lower half, where ndtr keeps relative precision: an interval above 0 is
     # sampled as its mirror image and negated.
     flip = lower > 0
     a = jnp.where(flip, -upper, lower)
     b = jnp.where(flip, -lower, upper)
     cdf_a, cdf_b = _ndtri.ndtr(a), _ndtri.ndtr(b)
-    u = _unit.open_unit(_unit.words(state, math.prod(shape), 1, dtype)[:, 0], cdtype)
-    x = _ndtri.ndtri(cdf_a + u.reshape(shape) * (cdf_b - cdf_a))
+    # The product rounded on its own: XLA fuses it into the addition in some programs only.
+    x = _ndtri.ndtri(cdf_a + _fixed_math.rounded(u * (cdf_b - cdf_a), u))
     x = jnp.where(flip, -x, x)
     # Keep inside the open interval (lower, upper) like jax.random.truncated_normal.
     x = jnp.clip(x, lax.nextafter(lower, jnp.full_like(lower, jnp.inf)),
@@ -83,8 +101,23 @@ def _truncated_normal_impl(state, lower, upper, *, shape, dtype):
     # A degenerate interval gives its point; an empty one (only reachable with traced
     # bounds: concrete ones are checked) gives NaN rather than jax.random's -0.
     x = jnp.where(lower == upper, lower, x)
-    x = jnp.where(lower > upper, jnp.nan, x)
-    return x.astype(dtype)
+    return jnp.where(lower > upper, jnp.nan, x)
+
+
+@_truncated_of_unit.defjvp
+def _truncated_of_unit_jvp(primals, tangents):
+    (u, lower, upper), (_, d_lower, d_upper) = primals, tangents
+    x = _gradients.primal(_truncated_of_unit(u, lower, upper))
+    flip = lower > 0
+    v, one_minus_v = jnp.where(flip, 1 - u, u), jnp.where(flip, u, 1 - u)   # both exact
+    half = np.array(0.5, x.dtype)
+    # phi(b) / phi(x); an infinite bound has density 0 (its tangent does not matter).
+    to_lower = jnp.where(jnp.isinf(lower), 0, lax.exp((x - lower) * (x + lower) * half))
+    to_upper = jnp.where(jnp.isinf(upper), 0, lax.exp((x - upper) * (x + upper) * half))
+    degenerate = lower == upper
+    c_lower = one_minus_v * jnp.where(degenerate, 1, to_lower)
+    c_upper = v * jnp.where(degenerate, 1, to_upper)
+    return x, c_lower * d_lower + c_upper * d_upper
 
 
 def _check_concrete_bounds(lower, upper, cdtype) -> None:
@@ -124,6 +157,9 @@ def truncated_normal(state, lower, upper, shape=None, dtype=None):
     elements are NaN. This differs on purpose from ``jax.random.truncated_normal``, which
     returns ``-0.``, a value outside both bounds that looks valid.
 
+    Differentiable in ``lower`` and ``upper``, pathwise through the inverse CDF (see
+    ``docs/gradients.md``); the values under ``grad`` are those of the plain draw.
+
     Args:
         state: an :class:`RNGState`.
         lower, upper: bounds, scalars or arrays broadcastable to ``shape``.
@@ -158,6 +194,7 @@ def _column(m: jax.Array, k) -> jax.Array:
     return lax.dynamic_index_in_dim(m, k, axis=-1, keepdims=False)
 
 
+@jax.custom_jvp
 def _cholesky(cov: jax.Array) -> jax.Array:
     """The lower Cholesky factor of ``cov`` (symmetrised first, ``(cov + cov^T) / 2``, like
     ``jnp.linalg.cholesky``), NaN throughout a matrix that is not positive definite.
@@ -168,7 +205,7 @@ def _cholesky(cov: jax.Array) -> jax.Array:
     order of ``k`` with each term after the first added by a fused multiply-add (as a compiled
     dot product is on CPU), then ``L[j, j] = sqrt(v[j])`` and ``L[i, j] = v[i] * (1 / L[j, j])``
     below it: LAPACK's unblocked order, which gives the factors of jax 0.10.2 bit for bit up to
-    ``d = 6`` and within a few ulp beyond.
+    ``d = 6`` and within a few ulp beyond. Differentiable (:func:`_cholesky_jvp`).
     """
     n = cov.shape[-1]
     a = (cov + jnp.swapaxes(cov, -1, -2)) / 2
@@ -195,6 +232,23 @@ def _cholesky(cov: jax.Array) -> jax.Array:
     factor, ok = lax.fori_loop(0, n, column,
                                (jnp.zeros_like(a), jnp.ones(a.shape[:-2], jnp.bool_)))
     return jnp.where(ok[..., None, None], factor, jnp.nan)
+
+
+@_cholesky.defjvp
+def _cholesky_jvp(primals, tangents):
+    """The derivative of the Cholesky factor (as ``jnp.linalg.cholesky``'s): with ``S`` the
+    symmetrised tangent, ``dL = L Phi(L^-1 S L^-T)``, ``Phi`` the lower triangle with the
+    diagonal halved. Written out because the factor's loop has a traced trip count, which
+    reverse mode cannot differentiate."""
+    (cov,), (d_cov,) = primals, tangents
+    factor = _gradients.primal(_cholesky(cov))
+    sym = (d_cov + jnp.swapaxes(d_cov, -1, -2)) / 2
+    inner = lax.linalg.triangular_solve(factor, sym, left_side=True, lower=True)
+    inner = lax.linalg.triangular_solve(factor, inner, left_side=False, lower=True,
+                                        transpose_a=True)
+    n = cov.shape[-1]
+    lower_half = jnp.tril(jnp.ones((n, n), cov.dtype)) - jnp.eye(n, dtype=cov.dtype) / 2
+    return factor, jnp.matmul(factor, inner * lower_half, precision=lax.Precision.HIGHEST)
 
 
 def _factor(cov, method: str):
@@ -257,6 +311,7 @@ def multivariate_normal(state, mean, cov, shape=None, dtype=None, method="choles
     stream word ``i``); ``F`` is a factor with ``F F^T = cov``: the Cholesky factor
     (``method="cholesky"``), ``V sqrt(max(w, 0))`` from ``eigh``, or ``U sqrt(s)`` from ``svd``.
     A covariance that is not positive definite gives NaN with Cholesky, like ``jax.random``.
+    Differentiable in ``mean`` and ``cov`` with every ``method`` (``docs/gradients.md``).
 
     Stability of the values: the Cholesky factor and the product ``F z`` are the project's own
     (a fixed order of operations, :func:`_cholesky` and :func:`_product`), so with

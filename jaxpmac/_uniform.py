@@ -12,6 +12,8 @@ import numpy as np
 from jax import lax
 
 from jaxpmac import _bits
+from jaxpmac import _fixed_math
+from jaxpmac import _gradients
 from jaxpmac import _inputs
 from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
@@ -37,12 +39,42 @@ def _scale(unit, minval, maxval):
     """``unit * (maxval - minval) + minval`` kept inside ``[minval, maxval)`` (rounding to
     nearest could reach ``maxval``); ``minval == maxval`` gives ``minval`` like jax.random.
 
-    Each operation rounds to ``unit``'s dtype; for float16/bfloat16 the product's rounding is
-    explicit (see :func:`_rounded_to`)."""
+    Each operation rounds to ``unit``'s dtype, the product on its own before the addition
+    (:func:`_rounded_product`): the same bits with and without ``jit``, in any program."""
     dtype = unit.dtype
-    value = _rounded_to(unit * (maxval - minval), dtype) + minval
+    value = _rounded_product(unit, maxval - minval) + minval
     below_max = lax.nextafter(maxval, jnp.full_like(maxval, -jnp.inf))
     return jnp.maximum(minval, jnp.minimum(value, below_max)).astype(dtype)
+
+
+def _rounded_product(unit, width):
+    """``unit * width`` rounded to ``unit``'s dtype before the addition that consumes it: XLA
+    fuses ``u * w + minval`` into a fused multiply-add in some programs and not others (not
+    op by op, under ``jax.disable_jit``), which moved the last bits; float16/bfloat16 through
+    :func:`_rounded_to` (XLA computes them in float32), wider types through
+    :func:`jaxpmac._fixed_math.rounded`."""
+    product = unit * width
+    if jnp.finfo(unit.dtype).bits >= 32:
+        return _fixed_math.rounded(product, unit)
+    return _rounded_to(product, unit.dtype)
+
+
+@jax.custom_jvp
+def _scale_differentiable(unit, minval, maxval):
+    """:func:`_scale` with the derivative of the affine map, ``(1 - u) dminval + u dmaxval``
+    (``dminval`` where ``minval > maxval``, which gives ``minval``): the clamp into
+    ``[minval, maxval)`` moves a value by an ulp at most and is left out of the derivative
+    (its ``nextafter`` has no derivative rule). ``unit`` comes from stream bits: its tangent is
+    zero."""
+    return _scale(unit, minval, maxval)
+
+
+@_scale_differentiable.defjvp
+def _scale_jvp(primals, tangents):
+    (unit, minval, maxval), (_, d_minval, d_maxval) = primals, tangents
+    value = _gradients.primal(_scale_differentiable(unit, minval, maxval))
+    tangent = d_minval + unit * (d_maxval - d_minval)
+    return value, jnp.where(minval > maxval, d_minval, tangent).astype(value.dtype)
 
 
 def _precise_unit(state, more, n: int, dtype) -> jax.Array:
@@ -153,7 +185,7 @@ def _uniform_impl(state, more, minval, maxval, *, shape, dtype, precise):
         unit = _precise_unit(state, more, n, dtype)
     else:
         unit = _unit.mapped_words(state, shape, dtype, _unit.fast_unit, dtype)
-    return _scale(unit.reshape(shape), minval, maxval)
+    return _scale_differentiable(unit.reshape(shape), minval, maxval)
 
 
 @sampler
@@ -180,7 +212,10 @@ def uniform(state, shape=(), dtype=None, minval=0.0, maxval=1.0, *, precise=Fals
     ``[minval, nextafter(maxval, -inf)]``; this affine map rounds to nearest, so outside
     ``[0, 1)`` exactness holds up to one rounding (it is exact when ``minval = 0`` and the width
     is a power of two). ``minval >= maxval`` gives ``minval``; NaN or infinite bounds give NaN
-    or infinities as in ``jax.random.uniform``.
+    or infinities as in ``jax.random.uniform``. The product is rounded on its own before the
+    addition, so the values are the same with and without ``jit`` in any program.
+    Differentiable in ``minval`` and ``maxval``: ``(1 - u) dminval + u dmaxval``
+    (``docs/gradients.md``).
 
     Args:
         state: an :class:`RNGState`.

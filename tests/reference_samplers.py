@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 import statistics
-from fractions import Fraction
 
 import numpy as np
 
@@ -164,30 +163,13 @@ def precise_unit32(msg: Message, n: int) -> list[float]:
     return out
 
 
-def scale_candidates(unit: float, minval: float, maxval: float) -> set[float]:
-    """``unit * (maxval - minval) + minval`` in float32, clamped to ``[minval,
-    nextafter(maxval, -inf)]``: the separately rounded result and the fused multiply-add one
-    (XLA on CPU may contract the multiply-add into an FMA)."""
+def scale(unit: float, minval: float, maxval: float) -> float:
+    """``unit * (maxval - minval) + minval`` in float32, the product rounded on its own (never
+    fused into the addition), clamped to ``[minval, nextafter(maxval, -inf)]``."""
     width = f32(maxval - minval)
-    unfused = f32(f32(unit * width) + minval)
-    fused = _exact_fma(unit, width, minval)
-    below = nextafter32(maxval, -math.inf)
-    return {max(minval, min(v, below)) for v in (unfused, fused)}
+    value = f32(f32(unit * width) + minval)
+    return max(minval, min(value, nextafter32(maxval, -math.inf)))
 
-
-def _exact_fma(a: float, b: float, c: float) -> float:
-    """``a * b + c`` rounded once to float32 (exact rational arithmetic, ties to even)."""
-    if not all(math.isfinite(v) for v in (a, b, c)):
-        return f32(a * b + c)
-    exact = Fraction(a) * Fraction(b) + Fraction(c)
-    guess = f32(float(exact))
-    candidates = [guess, nextafter32(guess, math.inf), nextafter32(guess, -math.inf)]
-    best = min(abs(Fraction(x) - exact) for x in candidates if math.isfinite(x))
-    ties = [x for x in candidates if math.isfinite(x) and abs(Fraction(x) - exact) == best]
-    return min(ties, key=lambda x: int(np.array(x, np.float32).view(np.uint32)) & 1)
-
-
-# -- one-word transforms (jaxpmac/_normal.py, _simple_continuous.py) --------------------------
 
 def normal(msg: Message, n: int) -> list[float]:
     """Standard normals: ``-+ndtri(p)`` of word ``i`` (sign from the top bit)."""

@@ -97,8 +97,8 @@ def test_uniform_with_bounds_is_the_scaled_unit_of_word_i(nonce, label_list, mes
     got = np.asarray(jp.uniform(_state(nonce, label_list, message), (n,), jnp.float32,
                                 np.float32(lo), np.float32(hi), precise=precise))
     for i, unit in enumerate(units):
-        # Exact, up to XLA's choice of fused or separate multiply-add.
-        assert float(got[i]) in rs.scale_candidates(unit, lo, hi), (i, unit, got[i])
+        # Exact: the product is rounded on its own, never fused into the addition.
+        assert float(got[i]) == rs.scale(unit, lo, hi), (i, unit, got[i])
 
 
 @property_settings()
