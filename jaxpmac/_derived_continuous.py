@@ -40,6 +40,7 @@ from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
 from jaxpmac._gamma_family import gamma_streams, log_gamma_flat
 from jaxpmac._hashed import hashed
+from jaxpmac._lowering._draw_boundary import at_run_time
 from jaxpmac._registry import sampler
 from jaxpmac._normal import standard_normal
 from jaxpmac._simple_continuous import _exponential as exponential_of_word
@@ -58,6 +59,8 @@ def _checked(name: str, state, dtype, shape, params: dict):
     cdtype = _unit.compute_dtype(dtype)
     values = [args.real_param(value, name=f"{name} {param}", dtype=cdtype)
               for param, value in params.items()]
+    # Constant parameters would be folded with XLA's own log and pow: see at_run_time.
+    values = list(at_run_time(*values))
     return dtype, values, args.output_shape(shape, values, name=name)
 
 
@@ -93,7 +96,7 @@ def _log_relative_gamma(log_g: jax.Array, alpha: jax.Array) -> jax.Array:
     """``log(G / alpha)`` for ``G ~ Gamma(alpha)`` given ``log G``: 0 for ``alpha = inf``
     (``G / alpha -> 1``), NaN for ``alpha <= 0`` or NaN."""
     safe = jnp.where(alpha > 0, alpha, 1)
-    relative = jnp.where(alpha == jnp.inf, 0, log_g - jnp.log(safe))
+    relative = jnp.where(alpha == jnp.inf, 0, log_g - _fixed_math.log(safe))
     return _valid_or_nan(alpha > 0, relative)
 
 
@@ -250,7 +253,7 @@ def _of_exponential_impl(state, params, *, shape, dtype, kind):
         x = _valid_or_nan(b > 0, _fixed_math.exp(e * _reciprocal(b)))
     elif kind == "weibull_min":
         scale, concentration = params
-        x = scale * _fixed_math.exp(jnp.log(e) * _reciprocal(concentration))
+        x = scale * _fixed_math.exp(_fixed_math.log(e) * _reciprocal(concentration))
         x = _valid_or_nan((scale >= 0) & (concentration > 0), x)
     else:       # rayleigh
         (scale,) = params

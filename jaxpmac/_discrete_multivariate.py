@@ -23,7 +23,7 @@ from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
 from jaxpmac._hashed import family_static, hashed
 from jaxpmac._registry import sampler
-from jaxpmac._lowering._platform import by_platform
+from jaxpmac._lowering._draw_boundary import at_run_time
 
 MULTINOMIAL_LABEL = "jaxpmac.multinomial.category"
 BITS_PER_WORD = 32
@@ -32,18 +32,6 @@ _SIGNED = tuple(jnp.dtype(d) for d in (jnp.int8, jnp.int16, jnp.int32, jnp.int64
                                        jnp.bfloat16, jnp.float32, jnp.float64))
 SIGNED_ACCEPTS = ("int8, int16, int32, int64, float16, bfloat16, float32 or float64 (64-bit "
                   "types need jax_enable_x64)")
-
-
-def run_time(*params):
-    """``params`` as values known only when the program runs, on a CPU: XLA folds functions of
-    constants (a concrete parameter closed over by ``jit``) with its own evaluator at compile
-    time, whose ``log``, ``log1p``, ``rsqrt`` and ``pow`` round differently from the compiled
-    code (by up to 21 ulp in ``gamma``'s ``alpha < 1`` boost), so a draw's values would depend on
-    whether its parameters were traced. An ``optimization_barrier`` is opaque to that folding.
-    Not on GPUs and TPUs, where a draw's program has no barrier (``_draw_boundary``); there a
-    function of a concrete parameter may be folded. Applied outside the jitted implementations,
-    so that the choice is made where the draw is traced."""
-    return by_platform(params, rolled=lax.optimization_barrier, elementwise=lambda x: x)
 
 
 # -- rademacher -----------------------------------------------------------------------------
@@ -146,7 +134,7 @@ def geometric(state, p, shape=None, dtype=None):
     shape = args.output_shape(shape, [p], name="geometric")
     if math.prod(shape) == 0:
         return jnp.zeros(shape, dtype)
-    (p,) = run_time(p)
+    (p,) = at_run_time(p)
     return _geometric_impl(hashed(state), jnp.broadcast_to(p, shape), shape=shape, dtype=dtype)
 
 
@@ -239,6 +227,6 @@ def multinomial(state, n, p, *, shape=None, dtype=None, unroll=1):
     k = p.shape[-1]
     if math.prod(shape) * k == 0:
         return jnp.zeros(shape + (k,), dtype)
-    n, p = run_time(n, p)
+    n, p = at_run_time(n, p)
     return _multinomial_impl(state.split_static(MULTINOMIAL_LABEL), n, p, shape=shape,
                              dtype=dtype)

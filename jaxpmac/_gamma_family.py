@@ -17,6 +17,7 @@ from jaxpmac import _ndtri
 from jaxpmac import _retry
 from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
+from jaxpmac._lowering._draw_boundary import at_run_time
 from jaxpmac._registry import sampler
 from jaxpmac._hashed import family_static, hashed, hashed_static
 
@@ -40,7 +41,7 @@ def log_gamma_flat(streams, alpha: jax.Array, dtype) -> jax.Array:
     reads two fixed stream words (see :mod:`jaxpmac._retry`): the normal by inverse CDF as in
     :func:`jaxpmac.normal`, the uniform with an accurate logarithm. For ``alpha < 1`` the
     result is multiplied by ``U**(1/alpha)`` (word ``i`` of ``state.split_static(BOOST_LABEL)``),
-    added in log space so tiny ``alpha`` does not underflow: ``log U / alpha``. Every product
+    added in log space so tiny ``alpha`` does not underflow: ``log U * (1 / alpha)``. Every product
     that feeds an addition, in the proposal, the acceptance test and the boost, is rounded on
     its own (``_fixed_math.rounded``): XLA fuses multiply-adds in some programs and not others,
     and an acceptance decided by such an ulp would pick another candidate.
@@ -53,10 +54,9 @@ def log_gamma_flat(streams, alpha: jax.Array, dtype) -> jax.Array:
     draw for ``alpha < 1``): the draw itself is made with ``alpha`` held constant, so the
     rejection loop is never differentiated and the values are those of the plain draw.
     """
-    # Parameters that are constants of the caller's program would be folded by XLA, d, c and
-    # log d too, by its own evaluator, whose rsqrt and log differ in the last bits from the
-    # compiled ones: the barrier keeps them computed as every other program does.
-    alpha = lax.optimization_barrier(alpha.astype(_unit.compute_dtype(dtype)))
+    # A constant alpha would be folded by XLA (d, c and log d too) with its own rsqrt and log:
+    # see at_run_time.
+    (alpha,) = at_run_time(alpha.astype(_unit.compute_dtype(dtype)))
     log_x = _log_gamma_draw(streams, lax.stop_gradient(alpha), dtype)
     return _gradients.implicit_log_gamma(log_x, alpha)
 
@@ -77,7 +77,7 @@ def _log_gamma_draw(streams, alpha: jax.Array, dtype) -> jax.Array:
         log_u = _unit.log_unit_pair(words[:, 1], cdtype)[0]
         v = (1 + _fixed_math.rounded(c * x, x)) ** 3
         positive = v > 0
-        log_v = jnp.log(jnp.where(positive, v, 1))
+        log_v = _fixed_math.log(jnp.where(positive, v, 1))
         half_x2 = _fixed_math.rounded(np.array(0.5, cdtype) * x * x, x)
         bound = (half_x2 + d - _fixed_math.rounded(d * v, v)
                  + _fixed_math.rounded(d * log_v, log_v))
@@ -89,8 +89,11 @@ def _log_gamma_draw(streams, alpha: jax.Array, dtype) -> jax.Array:
     boost_word = _unit.words(boost, alpha.shape[0], 1, dtype)[:, 0]
     log_boost = _unit.log_unit_pair(boost_word, cdtype)[0]
     safe_alpha = jnp.where(valid, alpha, 1)
-    log_boost = _fixed_math.rounded(log_boost / safe_alpha, log_boost)
-    log_x = jnp.log(d) + log_v + jnp.where(boosted, log_boost, 0)
+    # A product with 1 / alpha, as XLA's simplifier writes a division by a broadcast scalar in
+    # a compiled program: so a scalar alpha, an array alpha and a draw op by op (disable_jit)
+    # all round the same.
+    log_boost = _fixed_math.rounded(log_boost * (np.array(1, cdtype) / safe_alpha), log_boost)
+    log_x = _fixed_math.log(d) + log_v + jnp.where(boosted, log_boost, 0)
     invalid = jnp.where(alpha == 0, -jnp.inf, jnp.where(alpha == jnp.inf, jnp.inf, jnp.nan))
     return jnp.where(valid, log_x, invalid.astype(cdtype))
 

@@ -28,10 +28,11 @@ import numpy as np
 from jax import lax
 
 from jaxpmac import _fixed_math
+from jaxpmac._lowering._draw_boundary import at_run_time
 
 
 def primal(values):
-    """A rule's primal ``values`` behind an optimization barrier, for its tangent to use: XLA
+    """A rule's primal ``values`` for its tangent to use, behind :func:`at_run_time`: XLA
     evaluates its own ``log``, ``log1p`` and ``erf`` with other last bits in other fusions, so a
     tangent computed in the fusion of the values would change them.
 
@@ -40,7 +41,8 @@ def primal(values):
         >>> float(primal(jnp.float32(1.5)))
         1.5
     """
-    return lax.optimization_barrier(values)
+    (values,) = at_run_time(values)
+    return values
 
 
 @jax.custom_jvp

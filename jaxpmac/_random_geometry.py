@@ -25,6 +25,7 @@ from jaxpmac import _normal
 from jaxpmac import _sampler_args as args
 from jaxpmac import _unit
 from jaxpmac._hashed import hashed, hashed_static
+from jaxpmac._lowering._draw_boundary import at_run_time
 from jaxpmac._registry import sampler
 
 BALL_GAMMA_LABEL = "jaxpmac.ball.gamma"
@@ -154,38 +155,9 @@ def orthogonal(state, n, shape=(), dtype=None, m=None):
 
 # -- ball -------------------------------------------------------------------------------------
 
-# Cephes logf (Moshier): log(x) = log(m) + e log(2) for x = m 2**e, m in [sqrt(1/2), sqrt(2)),
-# log(1 + z) = z - z**2/2 + z**3 P(z) with z = m - 1, log(2) split in two (C1 + C2).
-_LOG_P = (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1,
-          1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1,
-          3.3333331174e-1)
-_LOG_C1, _LOG_C2 = np.float32(0.693359375), np.float32(-2.12194440e-4)
-
-
-def _log(x: jax.Array) -> jax.Array:
-    """``log(x)`` for positive normal ``x``: float32 by Cephes' ``logf`` (above) with every
-    product rounded on its own (within about 1 ulp), float64 by XLA's ``log``. XLA's float32
-    ``log`` and ``log1p`` gave other values under jax 0.12 than under 0.10.2 in some programs
-    (``ball``'s, by an ulp here and there), so ``ball`` takes this one."""
-    if x.dtype != jnp.float32:
-        return lax.log(x)
-    f32 = np.float32
-    bits = lax.bitcast_convert_type(x, jnp.int32)
-    exponent = ((bits >> 23) - 126).astype(jnp.float32)
-    m = lax.bitcast_convert_type((bits & 0x007FFFFF) | 0x3F000000, jnp.float32)   # [1/2, 1)
-    low = m < f32(np.sqrt(0.5))
-    exponent = jnp.where(low, exponent - f32(1), exponent)
-    z = jnp.where(low, m + m, m) - f32(1)                   # exact: m - 1 in [-0.293, 0.414)
-    z2 = _fixed_math.rounded(z * z, z)
-    y = _fixed_math.rounded(_fixed_math.rounded(z * z2, z) * _fixed_math.horner(_LOG_P, z), z)
-    y = y + _fixed_math.rounded(exponent * _LOG_C2, z)
-    y = y + _fixed_math.rounded(f32(-0.5) * z2, z)
-    return (z + y) + _fixed_math.rounded(exponent * _LOG_C1, z)
-
-
 def _log_open_unit(word, cdtype):
-    """``log(u)`` of :func:`jaxpmac._unit.open_unit`, by :func:`_log`."""
-    return _log(_unit.open_unit(word, cdtype))
+    """``log(u)`` of :func:`jaxpmac._unit.open_unit`, by :func:`jaxpmac._fixed_math.log`."""
+    return _fixed_math.log(_unit.open_unit(word, cdtype))
 
 
 @partial(jax.jit, static_argnames=("d", "shape", "dtype"))
@@ -204,7 +176,7 @@ def _ball_impl(state, gamma_streams, signs, p, *, d, shape, dtype):
     log_boost = _fixed_math.rounded(log_boost * p_flat, log_boost)
     log_g = (log_g + jnp.where(boosted, log_boost, 0)).reshape(shape + (d,))
     top = jnp.max(log_g, axis=-1, keepdims=True)
-    log_sum = top + _log(_fixed_math.ordered_sum(_fixed_math.exp(log_g - top), axis=-1))
+    log_sum = top + _fixed_math.log(_fixed_math.ordered_sum(_fixed_math.exp(log_g - top), axis=-1))
     log_u = _unit.mapped_words(state, shape, cdtype, _log_open_unit, cdtype)
     # log|x_j| = (log|g_j|**p - log sum_i |g_i|**p) / p + log(u) / d, as products with the
     # reciprocals (XLA turns a division by a broadcast into one anyway), each rounded on its own.
@@ -236,7 +208,7 @@ def ball(state, d, p=2, shape=(), dtype=None):
     own boost. Computed in log space
     (``(log G_j - log sum_i G_i) * (1/p) + log(u) * (1/d)``, each product rounded on its own,
     the sum with the largest term factored out and added first to last, the project's own
-    ``exp`` and, in float32, its own ``log`` (:func:`_log`: XLA's float32 ``log`` and
+    ``exp`` and, in float32, its own ``log`` (:func:`jaxpmac._fixed_math.log`: XLA's float32 ``log`` and
     ``log1p`` gave other values under jax 0.12 in this program), so no coordinate under- or
     overflows before the end. ``jax.random.ball`` uses Barthe et al.'s other form,
     ``g / (sum_j |g_j|**p + E)**(1/p)`` with ``E`` exponential: the same distribution. The
@@ -266,7 +238,7 @@ def ball(state, d, p=2, shape=(), dtype=None):
     shape = args.output_shape(shape, [p], name="ball")
     if math.prod(shape) * d == 0:
         return jnp.zeros(shape + (d,), dtype)
-    (p,) = _discrete_multivariate.run_time(p)
+    (p,) = at_run_time(p)
     return _ball_impl(hashed(state),
                       _gamma_family.gamma_streams(state.split_static(BALL_GAMMA_LABEL)),
                       hashed_static(state, BALL_SIGN_LABEL), p, d=d, shape=shape, dtype=dtype)

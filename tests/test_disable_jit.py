@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import pathlib
+import re
 from typing import Callable, Optional
 
 import jax
@@ -36,21 +37,9 @@ F32_64 = (jnp.float32, jnp.float64)
 COV = [[2.0, 0.6, -0.3], [0.6, 1.0, 0.2], [-0.3, 0.2, 0.5]]
 
 # Float draws that are not bit for bit under disable_jit: {sampler: (max ulps with x64 off,
-# max ulps with x64 on, why)}. docs/disable_jit.md has the measured numbers; a sampler listed
-# here also covers its jaxpmac.rand counterpart.
-TOLERANCES = {
-    "gamma": (32, 16, "a scalar alpha < 1: XLA turns the boost's division by the broadcast "
-                      "scalar into a product with 1 / alpha in a compiled program, not op by op"),
-    "beta": (32, 16, "two gammas (see gamma)"),
-    "dirichlet": (32, 16, "gammas (see gamma)"),
-}
-# Float draws whose rounding is being fixed on another branch (uniform's bounds product,
-# truncated_normal's inverse CDF): expected bit for bit; while they differ the test is an
-# expected failure that says so. Delete an entry once its branch is merged.
-PENDING_EXACT = {
-    "uniform": "u * (maxval - minval) + minval is fused in a compiled program, not op by op",
-    "truncated_normal": "Phi(a) + u * (Phi(b) - Phi(a)) is fused in a compiled program",
-}
+# max ulps with x64 on, why)}, written up in docs/disable_jit.md; a sampler listed here also
+# covers its jaxpmac.rand counterpart. None today: every draw is bit for bit.
+TOLERANCES: dict[str, tuple[int, int, str]] = {}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,7 +51,7 @@ class Draw:
     params: dict = dataclasses.field(default_factory=dict)
     dtypes: Optional[tuple] = None
     x64: bool = False
-    sampler: str = ""          # the key into TOLERANCES / PENDING_EXACT
+    sampler: str = ""          # the key into TOLERANCES
     vmapped: bool = False      # also vmapped over three states (a few per kind of draw)
     x64_only: bool = False
 
@@ -366,10 +355,7 @@ def _ulps_apart(a: np.ndarray, b: np.ndarray) -> int:
 
 
 def _compare(name, sampler, x64, jitted, eager):
-    """Asserts ``jitted == eager`` bit for bit (floats of TOLERANCES: within their ulps);
-    returns the messages of PENDING_EXACT samplers' differences, for the caller to report as
-    an expected failure once everything else has been checked."""
-    pending = []
+    """Asserts ``jitted == eager`` bit for bit (floats of TOLERANCES: within their ulps)."""
     for a, b in zip(jitted, eager, strict=True):
         assert a.dtype == b.dtype and a.shape == b.shape, name
         exact = a.view(f"u{a.dtype.itemsize}") if a.dtype != np.bool_ else a
@@ -383,16 +369,8 @@ def _compare(name, sampler, x64, jitted, eager):
         if floating and sampler in TOLERANCES:
             allowed = TOLERANCES[sampler][int(x64)]
             assert _ulps_apart(a, b) <= allowed, f"{message} (documented: {allowed})"
-        elif floating and sampler in PENDING_EXACT:
-            pending.append(f"{message}: {PENDING_EXACT[sampler]} (pending another branch)")
         else:
             raise AssertionError(message)
-    return pending
-
-
-def _report(pending):
-    if pending:
-        pytest.xfail("; ".join(pending))
 
 
 def _params(entry):
@@ -416,7 +394,7 @@ def _run(name, entry, x64):
         both = entry.vmapped and not x64
         fn = (lambda s, p: (plain(s, p), vmapped(s, p))) if both else plain
         jitted, eager = _both_ways(fn, ROOT.split_static(name), params)
-        _report(_compare(name, entry.sampler, x64, jitted, eager))
+        _compare(name, entry.sampler, x64, jitted, eager)
 
 
 DRAWS = sorted(n for n, e in TABLE.items() if isinstance(e, Draw))
@@ -458,11 +436,9 @@ def test_keyless_samplers_under_disable_jit(x64):
         jitted = jax.jit(fn)(ROOT.split_static("keyless"), params)
         with jax.disable_jit():
             eager = fn(ROOT.split_static("keyless"), params)
-    pending = []
     for n in names:
-        pending += _compare(f"jaxpmac.rand.{n}", SAMPLERS[n]["sampler"] or n, x64,
-                            [np.asarray(jitted[n])], [np.asarray(eager[n])])
-    _report(pending)
+        _compare(f"jaxpmac.rand.{n}", SAMPLERS[n]["sampler"] or n, x64,
+                 [np.asarray(jitted[n])], [np.asarray(eager[n])])
 
 
 @pytest.mark.xfail(raises=AssertionError, strict=True, reason=(
@@ -492,12 +468,13 @@ def test_long_draws_run_the_chunk_loop_in_python_with_the_jitted_values(x64):
         fn = lambda s: (jp.bits(s, (LONG,), wide), jp.normal(s.split(1), (LONG,)),
                         jax.random.bits(jp.as_jax_key(s.split(2)), (LONG,)))
         jitted, eager = _both_ways(fn, ROOT.split_static("long"))
-    _report(_compare("long bits, normal and jax.random.bits", "", x64, jitted, eager))
+    _compare("long bits, normal and jax.random.bits", "", x64, jitted, eager)
 
 
 def test_tolerances_are_documented():
+    """docs/disable_jit.md's tolerance table lists exactly TOLERANCES (today: none)."""
     text = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "disable_jit.md").read_text()
-    for sampler, (x32, x64, _) in TOLERANCES.items():
-        assert f"| `{sampler}` | {x32} | {x64} |" in text, sampler
-    for sampler in PENDING_EXACT:
-        assert f"`{sampler}`" in text, sampler
+    section = text.split("## Tolerances", 1)[1].split("\n## ", 1)[0]
+    rows = {name: (int(x32), int(x64)) for name, x32, x64 in
+            re.findall(r"^\| `(\w+)` \| (\d+) \| (\d+) \|", section, flags=re.M)}
+    assert rows == {name: (x32, x64) for name, (x32, x64, _) in TOLERANCES.items()}

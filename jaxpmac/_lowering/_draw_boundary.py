@@ -46,3 +46,22 @@ def ends_draw(draw):
         return result
 
     return ended
+
+
+def at_run_time(*values):
+    """``values`` as values known only when the program runs, on a CPU (elsewhere as they are).
+
+    Why: XLA folds functions of constants (a concrete parameter closed over by ``jit``) with its
+    own evaluator at compile time, whose ``log``, ``log1p``, ``rsqrt`` and ``pow`` round
+    differently from the compiled code, so a draw's values would depend on whether its
+    parameters were traced; an ``optimization_barrier`` is opaque to that folding. The same
+    holds for a derivative rule's primal values, which a tangent computed in their fusion would
+    change. Not on GPUs and TPUs, where a draw's program holds no barrier (see
+    :func:`ends_draw`); there the backend's own math already decides the last bits.
+
+    Example:
+        >>> import jax, jax.numpy as jnp
+        >>> at_run_time(jnp.float32(1.5))
+        (Array(1.5, dtype=float32),)
+    """
+    return by_platform(values, rolled=lax.optimization_barrier, elementwise=lambda x: x)
