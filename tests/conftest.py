@@ -29,6 +29,15 @@ if str(TESTS_DIR) not in sys.path:
 
 import reference_oracle as ro  # noqa: E402
 
+@pytest.fixture(autouse=True, scope="module")
+def _fresh_compilation_caches():
+    """Frees each test module's compiled programs when it ends. One process runs the whole
+    suite, and every compiled CPU program keeps memory mappings of its code: thousands of them
+    reach the kernel's per-process limit (vm.max_map_count), where XLA's compiler crashed."""
+    yield
+    jax.clear_caches()
+
+
 # Known answers (test data): the cipher's vectors and values produced by Hail 0.2.139.
 CONFORMANCE = TESTS_DIR / "data" / "conformance"
 

@@ -405,6 +405,8 @@ def test_draw_under_disable_jit_equals_the_jitted_one(name):
     _run(name, TABLE[name], x64=False)
 
 
+# With x64 on (float64 and 64-bit integer paths): in the slow run, to keep the default run short.
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(n for n in DRAWS if TABLE[n].x64))
 def test_draw_with_x64_under_disable_jit_equals_the_jitted_one(name):
     _run(name, TABLE[name], x64=True)
