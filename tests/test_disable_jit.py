@@ -188,11 +188,12 @@ def _randomized_model(x):
     t, total = jax.lax.while_loop(lambda tc: tc[0] < 2,
                                   lambda tc: (tc[0] + 1, tc[1] + jp.rand.randint((), 0, 9)),
                                   (0, 0))
-    # The predicate depends on x only: a predicate batched under vmap is the known crash
-    # (test_a_draw_in_a_cond_with_a_batched_predicate_under_disable_jit).
     branch = jax.lax.cond(x.sum() > 1.5, lambda: jp.rand.exponential((2,)),
                           lambda: -jp.rand.exponential((2,)))
-    return noisy, c, ys, total, branch
+    # A predicate that vmap batches: cond becomes a select over both branches.
+    per_example = jax.vmap(lambda v: jax.lax.cond(v > 0.5, lambda: jp.rand.logistic((2,)),
+                                                  lambda: -jp.rand.logistic((2,))))(x)
+    return noisy, c, ys, total, branch, per_example
 
 
 def _check_draw_sites():
@@ -443,10 +444,6 @@ def test_keyless_samplers_under_disable_jit(x64):
                  [np.asarray(jitted[n])], [np.asarray(eager[n])])
 
 
-@pytest.mark.xfail(raises=AssertionError, strict=True, reason=(
-    "jax's custom_vmap asserts that its closed-over values are not batched, and under "
-    "disable_jit a cond with a batched predicate closes the draw's custom_vmap over the "
-    "batched state (not fixed; see docs/disable_jit.md)"))
 def test_a_draw_in_a_cond_with_a_batched_predicate_under_disable_jit():
     def draw(i):
         return jax.lax.cond(i > 1, lambda: jp.bits(ROOT.split(i), (2,)),

@@ -40,13 +40,31 @@ def _with_lane_axis(args, in_batched):
                                   in_batched)
 
 
+def _closing_over_nothing(fun: Callable) -> Callable:
+    """``fun`` as one jitted call, jitted even under ``jax.disable_jit``: the constants its
+    trace closes over (the cipher's tables) stay inside that call's program.
+
+    Why: ``custom_vmap`` requires that the values its function closes over are not batched,
+    and a ``lax.cond`` whose predicate ``vmap`` batches batches every operand of its branches.
+    Under ``jax.disable_jit`` the draw's own ``jit`` is off, so without this the tables would
+    be such operands.
+    """
+    jitted = jax.jit(fun)
+
+    def call(args):
+        with jax.disable_jit(False):
+            return jitted(args)
+
+    return call
+
+
 def _folding_vmap(lanes: Callable, *, grid: tuple[int, ...] | None = None):
     """``lanes`` with a vmap rule that folds the vmapped axis into the lane axis: a batch of
     ``B`` sets of ``L`` lanes is one call over ``B * L`` lanes, so nested vmaps end in one call
     over all their examples. That call gets ``folded=(B, L)``, the nested vmaps' axis sizes
     (see :func:`batched_by_lanes`); ``grid``: those of the lanes this function is called with,
     or None for the lanes of one vmap."""
-    folded = custom_vmap(lambda args: lanes(args, folded=grid))
+    folded = custom_vmap(_closing_over_nothing(lambda args: lanes(args, folded=grid)))
 
     @folded.def_vmap
     def rule(axis_size, in_batched, args):
@@ -91,7 +109,7 @@ def batched_by_lanes(single: Callable, lanes: Callable) -> Callable:
         axis first.
     """
     lanes = _folding_vmap(lanes)
-    batched = custom_vmap(single)
+    batched = custom_vmap(_closing_over_nothing(single))
 
     @batched.def_vmap
     def rule(axis_size, in_batched, args):
