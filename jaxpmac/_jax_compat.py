@@ -10,9 +10,13 @@ differently across versions and has no public helper for:
 Every reader here either returns what the pass needs or raises :class:`UnreadableEquation`,
 which says which primitive, which jax and what to do -- never a ``KeyError`` from inside the pass.
 
-It also holds jaxpmac's one use of a JAX internal, :func:`register_prng_name`: JAX resolves
-``impl="<name>"`` only through a private registry of implementations, and checkpointing libraries
-(orbax) restore a typed key by that name.
+It also holds jaxpmac's two uses of JAX internals, both registrations that JAX makes for its
+own key types and has no public function for:
+
+* :func:`register_prng_name`: JAX resolves ``impl="<name>"`` only through a private registry of
+  implementations, and checkpointing libraries (orbax) restore a typed key by that name;
+* :func:`register_export_dtype`: ``jax.export`` serializes an array's dtype as a number from
+  a private table, which JAX's own key types join the same way.
 """
 
 from __future__ import annotations
@@ -94,4 +98,35 @@ def register_prng_name(spec) -> bool:
     if registry.get(impl.name) is not impl:
         registry.pop(impl.name, None)   # a reloaded jaxpmac replaces its earlier impl
         jax_prng.register_prng(impl)
+    return True
+
+
+# The number ``jax.export`` stores for the dtype of a jaxpmac key. Its format holds a dtype as
+# an int8 enum: JAX's own dtypes are 0..29 (jax 0.12; key<fry>, key<rbg> and key<unsafe_rbg>
+# are 27..29), so 100 leaves room for JAX's future ones.
+EXPORT_DTYPE_KIND = 100
+
+
+def register_export_dtype(dtype, kind: int = EXPORT_DTYPE_KIND) -> bool:
+    """Let ``jax.export`` serialize arrays of ``dtype`` (a typed key's dtype) as ``kind``.
+
+    JAX registers its own key types the same way (``serialization.register_dtype_kind``), so an
+    exported function whose arguments or results are jaxpmac keys serializes, and deserializes
+    in any process that has imported jaxpmac. Returns whether it is registered: not on a jax
+    whose internals moved, nor where ``kind`` already names another dtype (never taken from
+    JAX); then serializing such a function fails with JAX's own ``KeyError``, and a key still
+    crosses an export as ``jax.random.key_data``.
+    """
+    try:
+        from jax._src.export import serialization
+    except ImportError:
+        return False
+    table = getattr(serialization, "_dtype_kind_to_dtype", None)
+    register = getattr(serialization, "register_dtype_kind", None)
+    if not isinstance(table, dict) or not callable(register):
+        return False
+    registered = table.get(kind)
+    if registered is not None and str(registered) != str(dtype):
+        return False
+    register(dtype, kind)   # a reloaded jaxpmac replaces its earlier dtype
     return True

@@ -171,6 +171,7 @@ prng_impl = jex_random.define_prng_impl(
     key_shape=KEY_SHAPE, seed=_seed, split=_split, random_bits=_random_bits, fold_in=_fold_in,
     name=IMPL_NAME, tag=IMPL_NAME)
 _jax_compat.register_prng_name(prng_impl)
+_jax_compat.register_export_dtype(jax.eval_shape(lambda: jax.random.key(0, impl=prng_impl)).dtype)
 
 
 # -- public helpers -----------------------------------------------------------------------
