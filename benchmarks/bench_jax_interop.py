@@ -37,7 +37,8 @@ def main():
     timed("bits 2**20 u32: jax.random.bits(fold_in(k, u))",
           jax.jit(lambda k, u: jax.random.bits(jax.random.fold_in(k, u), (n,), jnp.uint32)),
           k, jnp.uint32(3))
-    timed("normal 2**20 f32: jax.random.normal(k)", jax.jit(lambda k: jax.random.normal(k, (n,))), k)
+    timed("normal 2**20 f32: jax.random.normal(k)",
+          jax.jit(lambda k: jax.random.normal(k, (n,))), k)
     timed("normal 2**20 f32: threefry default key",
           jax.jit(lambda k: jax.random.normal(k, (n,))), jax.random.key(1))
 

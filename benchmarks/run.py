@@ -36,12 +36,13 @@ from jax import lax
 
 import jaxpmac as jp
 from benchmarks._host import available_memory_bytes, host_cpu
-from jaxpmac import _bits
+from jaxpmac._samplers import _bits
 
 DEFAULT_SIZES = tuple(2 ** k for k in range(16, 27, 2))
 SMOKE_SIZES = (2 ** 12,)
 # Smoke mode times only these (every jaxpmac program compiles for seconds on a small CPU).
-SMOKE_CONTENDERS = ("jaxpmac pair", f"jax threefry partitionable={jax.config.jax_threefry_partitionable}",
+SMOKE_CONTENDERS = ("jaxpmac pair",
+                    f"jax threefry partitionable={jax.config.jax_threefry_partitionable}",
                     "xla iota floor", "numpy PCG64 (CPU)")
 SCAN_STEPS, SCAN_DRAW = 4096, 256
 VMAP_EXAMPLES, VMAP_DRAW = 4096, 1024

@@ -6,22 +6,22 @@ bit (see docs/spec.md). Distinct messages give independent streams; the same mes
 numbers under ``jit``, ``vmap``, ``scan``, remat and sharding alike.
 """
 
-from jaxpmac._bits import bits
-from jaxpmac._counts import binomial, poisson
-from jaxpmac._derived_continuous import (
+from jaxpmac._implicit._randomized import DrawSite, draw_sites, randomized
+from jaxpmac._interop._jax_keys import as_jax_key, fold_in_uids, prng_impl
+from jaxpmac._lowering import force_lowering
+from jaxpmac._message._state import RNGState, key
+from jaxpmac._samplers._bits import bits
+from jaxpmac._samplers._counts import binomial, poisson
+from jaxpmac._samplers._derived_continuous import (
     chisquare, double_sided_maxwell, f, generalized_normal, loggamma, lognormal, maxwell, pareto,
     rayleigh, t, triangular, wald, weibull_min)
-from jaxpmac._discrete_multivariate import geometric, multinomial, rademacher
-from jaxpmac._gamma_family import beta, dirichlet, gamma
-from jaxpmac._implicit import DrawSite, draw_sites, randomized
-from jaxpmac._integers import categorical, choice, permutation, randint
-from jaxpmac._jax_interop import as_jax_key, fold_in_uids, prng_impl
-from jaxpmac._lowering import force_lowering
-from jaxpmac._normal import multivariate_normal, normal, truncated_normal
-from jaxpmac._random_geometry import ball, orthogonal
-from jaxpmac._simple_continuous import cauchy, exponential, gumbel, laplace, logistic
-from jaxpmac._state import RNGState, key
-from jaxpmac._uniform import bernoulli, uniform
+from jaxpmac._samplers._discrete_multivariate import geometric, multinomial, rademacher
+from jaxpmac._samplers._gamma_family import beta, dirichlet, gamma
+from jaxpmac._samplers._integers import categorical, choice, permutation, randint
+from jaxpmac._samplers._normal import multivariate_normal, normal, truncated_normal
+from jaxpmac._samplers._random_geometry import ball, orthogonal
+from jaxpmac._samplers._simple_continuous import cauchy, exponential, gumbel, laplace, logistic
+from jaxpmac._samplers._uniform import bernoulli, uniform
 
 # Last: the keyless samplers of jaxpmac.rand are made from every sampler registered above.
 from jaxpmac import hail, rand  # noqa: E402  isort: skip

@@ -1,7 +1,7 @@
-"""Entry point: ``python -m jaxpmac`` (see ``jaxpmac._selfcheck``)."""
+"""Entry point: ``python -m jaxpmac`` (see ``jaxpmac._selfcheck._check``)."""
 
 import sys
 
-from jaxpmac._selfcheck import main
+from jaxpmac._selfcheck._check import main
 
 sys.exit(main())

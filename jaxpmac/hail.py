@@ -47,8 +47,8 @@ checked on CPU; not yet checked on GPU). With x64 off (JAX's default):
 
 All functions work under ``jit`` and ``vmap`` (over states and parameters alike), and read only
 the blocks they need: ``rand_unif``, ``rand_bool``, ``rand_int32`` and ``rand_int64`` one block,
-``rand_norm`` one block per ``while_loop`` iteration until its pair is accepted (the first block suffices in
-about 95% of states).
+``rand_norm`` one block per ``while_loop`` iteration until its pair is accepted (the first block
+suffices in about 95% of states).
 """
 
 from __future__ import annotations
@@ -57,11 +57,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxpmac import _hail_engine as engine
-from jaxpmac import _inputs
-from jaxpmac import _words as w
-from jaxpmac._bits import check_state
-from jaxpmac._registry import sampler
+from jaxpmac._cipher import _words as w
+from jaxpmac._hail import _engine as engine
+from jaxpmac._message import _inputs
+from jaxpmac._samplers._bits import check_state
+from jaxpmac._samplers._registry import sampler
 
 __all__ = [
     "rand_bool",

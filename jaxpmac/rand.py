@@ -16,13 +16,13 @@ from __future__ import annotations
 import inspect
 from typing import Callable
 
-from jaxpmac._implicit_draw import draw as _draw
-from jaxpmac._registry import SAMPLERS as _SAMPLERS
+from jaxpmac._implicit._draw import draw as _draw
+from jaxpmac._samplers._registry import SAMPLERS as _SAMPLERS
 
 
 def _keyless(name: str, explicit: Callable) -> Callable:
     """``explicit``'s keyless twin: the same parameters after ``state``, bound as it binds
-    them, drawn by :func:`jaxpmac._implicit_draw.draw`."""
+    them, drawn by :func:`jaxpmac._implicit._draw.draw`."""
     signature = inspect.signature(explicit)
     signature = signature.replace(parameters=list(signature.parameters.values())[1:])
 
@@ -31,7 +31,8 @@ def _keyless(name: str, explicit: Callable) -> Callable:
         bound.apply_defaults()
         return _draw(name, **bound.arguments)
 
-    public = f"jaxpmac.hail.{name[len('hail_'):]}" if name.startswith("hail_") else f"jaxpmac.{name}"
+    public = (f"jaxpmac.hail.{name[len('hail_'):]}" if name.startswith("hail_")
+              else f"jaxpmac.{name}")
     keyless.__name__ = keyless.__qualname__ = name
     keyless.__module__ = __name__
     keyless.__signature__ = signature

@@ -87,7 +87,7 @@ def _cases() -> list[Case]:
     dirichlet = lambda s, d: jp.dirichlet(s, jnp.array([0.5, 1.0, 3.0]), (N // 4,), d)
     add("dirichlet/float32", lambda s: dirichlet(s, jnp.float32), ulps=2)
     add("dirichlet/float64", lambda s: dirichlet(s, jnp.float64), x64=True, ulps=2)
-    # jaxpmac/_derived_continuous.py
+    # jaxpmac/_samplers/_derived_continuous.py
     floats("t", lambda s, d: jp.t(s, 3.5, (N,), d))
     floats("lognormal", lambda s, d: jp.lognormal(s, 0.7, (N,), d))
     floats("chisquare", lambda s, d: jp.chisquare(s, 3.0, (N,), d))

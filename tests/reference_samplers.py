@@ -1,6 +1,6 @@
 """Pure-Python reference samplers: jaxpmac's documented algorithms on the oracle's stream.
 
-Written from the algorithms the sampler docstrings state (jaxpmac/_unit.py, _normal.py,
+Written from the algorithms the sampler docstrings state (jaxpmac/_samplers/_unit.py, _normal.py,
 _simple_continuous.py, _gamma_family.py, _counts.py, _integers.py, _uniform.py, _retry.py),
 on top of :mod:`reference_oracle` -- never by calling jaxpmac. Plain Python ints and floats and
 the ``math`` module; ``numpy`` only to round to float32 (``np.float32``).
@@ -82,7 +82,7 @@ class Message:
         return ro.stream64(self.nonce, self.static, self.dynamic, n)
 
 
-# -- unit-interval primitives (jaxpmac/_unit.py) ----------------------------------------------
+# -- unit-interval primitives (jaxpmac/_samplers/_unit.py) -----------------------------------------
 
 def fast_unit(word: int) -> float:
     """float32 fast uniform: the top 23 bits as the mantissa of ``[1, 2)``, minus 1."""
@@ -132,7 +132,7 @@ def normal_pdf(x: float) -> float:
     return math.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
 
 
-# -- uniform (jaxpmac/_uniform.py) ------------------------------------------------------------
+# -- uniform (jaxpmac/_samplers/_uniform.py) -------------------------------------------------------
 
 def _trailing_zeros(x: int, width: int) -> int:
     return width if x == 0 else (x & -x).bit_length() - 1
@@ -214,7 +214,7 @@ def unit_transform(msg: Message, n: int, kind: str) -> list[float]:
     return [TRANSFORMS[kind](word) for word in msg.words32(n)]
 
 
-# -- closed forms of derived samplers (jaxpmac/_derived_continuous.py) -------------------------
+# -- closed forms of derived samplers (jaxpmac/_samplers/_derived_continuous.py) -------------------
 
 def normal_of(word: int) -> float:
     """The standard normal of one word: ``-+ndtri(p)``."""
@@ -303,7 +303,7 @@ def truncated_normal(msg: Message, lower: list[float], upper: list[float]) -> li
     return out
 
 
-# -- gamma, beta, dirichlet (jaxpmac/_gamma_family.py) ----------------------------------------
+# -- gamma, beta, dirichlet (jaxpmac/_samplers/_gamma_family.py) -----------------------------------
 
 def log_gamma(msg: Message, alphas: list[float], margin: float) -> tuple[list[dict], bool]:
     """``log`` of Gamma(alpha) draws by Marsaglia--Tsang, per element a dict with ``value``
@@ -361,7 +361,7 @@ def log_gamma(msg: Message, alphas: list[float], margin: float) -> tuple[list[di
     return out, ambiguous
 
 
-# -- poisson, binomial (jaxpmac/_counts.py) ---------------------------------------------------
+# -- poisson, binomial (jaxpmac/_samplers/_counts.py) ----------------------------------------------
 
 def _inversion(u, first_pmf, ratio, limit, margin, slack):
     """Smallest ``k`` with ``u <= cdf(k)`` by sequential float32 search, stopping at ``limit``
@@ -529,7 +529,7 @@ def binomial(msg: Message, counts: list[float], probs: list[float],
     return out, ambiguous
 
 
-# -- integers (jaxpmac/_integers.py) ----------------------------------------------------------
+# -- integers (jaxpmac/_samplers/_integers.py) -----------------------------------------------------
 
 def sort_order(msg: Message, n: int) -> list[int]:
     """``argsort`` of 64-bit keys (key ``j`` = 64-bit word ``j``), ties in index order."""
@@ -572,7 +572,7 @@ def top_indices(values: list[float], k: int, scales: list[float],
     return order[:k], ambiguous
 
 
-# -- rademacher, geometric (jaxpmac/_discrete_multivariate.py) --------------------------------
+# -- rademacher, geometric (jaxpmac/_samplers/_discrete_multivariate.py) ---------------------------
 
 def rademacher(msg: Message, n: int) -> list[int]:
     """Element ``i`` is bit ``i mod 32`` (least significant first) of 32-bit word ``i // 32``:
@@ -608,7 +608,7 @@ def geometric(msg: Message, probs: list[float], margin: float) -> tuple[list[int
     return out, ambiguous
 
 
-# -- orthogonal (jaxpmac/_random_geometry.py) -------------------------------------------------
+# -- orthogonal (jaxpmac/_samplers/_random_geometry.py) --------------------------------------------
 
 def gram_schmidt32(z: list[list[float]]) -> list[list[float]]:
     """``Q`` of ``z = Q R`` (rows >= columns), float32 op by op as documented: column ``j`` less

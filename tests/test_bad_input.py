@@ -46,7 +46,8 @@ def test_bad_seed(seed, error, received):
 def test_traced_bad_seed():
     with pytest.raises(TypeError, match="key seed .*but was given traced array of dtype float32"):
         jax.jit(jp.key)(jnp.float32(1.0))
-    with pytest.raises(ValueError, match=r"key seed .*traced array of dtype int32 and shape \(2,\)"):
+    with pytest.raises(ValueError,
+                       match=r"key seed .*traced array of dtype int32 and shape \(2,\)"):
         jax.jit(jp.key)(jnp.arange(2))
 
 
@@ -97,7 +98,7 @@ def test_traced_label_says_use_split():
         jax.jit(lambda x: STATE.split_static(x))(jnp.int32(1))
 
 
-# -- bits: state, shape, dtype, offset --------------------------------------------------------------
+# -- bits: state, shape, dtype, offset -------------------------------------------------------------
 @pytest.mark.parametrize("state,received", [
     (42, "int 42"),
     (jax.random.key(0), "array of dtype key<fry>"),

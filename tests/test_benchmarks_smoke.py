@@ -1,4 +1,5 @@
-"""The benchmark harness runs end to end in smoke mode and writes its reports (no timing asserts)."""
+"""The benchmark harness runs end to end in smoke mode and writes its reports (no timing
+asserts)."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 import jaxpmac as jp
-from jaxpmac import _words as w
+from jaxpmac._cipher import _words as w
 
 ROOT = jp.key(11).split_static("disable_jit")
 N = 48                   # elements per draw: op by op, every element costs little

@@ -1,4 +1,5 @@
-"""The notebooks in ``notebooks/`` run top to bottom, print what they claim, and are stored executed.
+"""The notebooks in ``notebooks/`` run top to bottom, print what they claim, and are stored
+executed.
 
 Each notebook is executed in memory (the file on disk is never rewritten) by a fresh Jupyter
 kernel whose working directory is ``notebooks/``, as when a user opens it there. Their sizes are

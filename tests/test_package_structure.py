@@ -1,4 +1,5 @@
-"""The package's structure: JAX internals in one module only."""
+"""The package's structure: folders by concept in layers, no import cycles, JAX internals in one
+module only, one registry of the samplers."""
 
 import ast
 import pathlib
@@ -8,7 +9,7 @@ import jaxpmac
 PACKAGE = pathlib.Path(jaxpmac.__file__).resolve().parent
 # The one module allowed to reach into JAX's internals; it says why, and its use is tested on
 # every supported jax (test_jax_interop's lookup by name, test_implicit's scan layouts).
-INTERNALS_MODULE = PACKAGE / "_jax_compat.py"
+INTERNALS_MODULE = PACKAGE / "_interop" / "_jax_compat.py"
 
 
 def _imported_modules(path: pathlib.Path) -> set[str]:
@@ -36,8 +37,9 @@ def _module_name(path: pathlib.Path) -> str:
 
 def _import_graph() -> dict[str, set[str]]:
     """Module -> the package's modules it imports, at any depth of its code (a function-level
-    import closes a cycle as surely as a top-level one, only later). ``from jaxpmac import
-    _bits`` imports ``jaxpmac._bits``; only a name that is not a module imports the package."""
+    import closes a cycle as surely as a top-level one, only later). ``from jaxpmac._samplers
+    import _bits`` imports ``jaxpmac._samplers._bits``; only a name that is not a module imports
+    the package that holds it."""
     modules = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
 
     def owner(name):
@@ -78,9 +80,47 @@ def test_no_import_cycles():
     assert cycle == [], " -> ".join(cycle)
 
 
+# The folders, each layer using only the layers before it (README, "Layout"): the definitions
+# of the bits, the lowerings, the message, the draws, what builds on the draws, the public
+# surface, and the self-check that uses all of it.
+LAYERS = (
+    ("jaxpmac._cipher",),
+    ("jaxpmac._lowering",),
+    ("jaxpmac._message",),
+    ("jaxpmac._samplers",),
+    ("jaxpmac._hail", "jaxpmac._interop"),
+    ("jaxpmac._implicit",),
+    ("jaxpmac", "jaxpmac.hail", "jaxpmac.rand"),
+    ("jaxpmac._selfcheck", "jaxpmac.__main__"),
+)
+
+
+def _layer(module: str) -> int:
+    """The layer of a module: that of the longest folder or module name it is in."""
+    best = (-1, None)
+    for rank, names in enumerate(LAYERS):
+        for name in names:
+            if (module == name or module.startswith(name + ".")) and len(name) > best[0]:
+                best = (len(name), rank)
+    assert best[1] is not None, f"{module} is in no layer of LAYERS"
+    return best[1]
+
+
+def test_every_private_module_is_in_a_folder():
+    top = sorted(path.name for path in PACKAGE.glob("_*.py")
+                 if path.name not in ("__init__.py", "__main__.py"))
+    assert top == []
+
+
+def test_each_layer_imports_only_the_layers_under_it():
+    upward = sorted(f"{module} -> {dep}" for module, deps in _import_graph().items()
+                    for dep in deps if _layer(dep) > _layer(module))
+    assert upward == []
+
+
 def test_the_registry_holds_every_public_sampler():
     from jaxpmac import hail, rand
-    from jaxpmac._registry import SAMPLERS
+    from jaxpmac._samplers._registry import SAMPLERS
 
     not_samplers = {"DrawSite", "RNGState", "as_jax_key", "draw_sites", "fold_in_uids",
                     "force_lowering", "hail", "key", "prng_impl", "rand", "randomized"}

@@ -3,8 +3,9 @@
 The samplers hand the stream elementwise maps of its words and know nothing of how it is made;
 a window of the stream (:mod:`._window`) asks :func:`by_platform` for the rolled lowering on
 CPUs (:mod:`._chunks`, and :mod:`._stream_lanes` under ``vmap``) and an elementwise one
-(:mod:`._elementwise`) elsewhere, decided when the program is lowered. The stream itself, the
-same on every platform, is ``jaxpmac._stream``.
+(:mod:`._elementwise`) elsewhere, decided when the program is lowered; a message's traced
+blocks are encrypted the same way (:mod:`._encrypt`). The stream itself, the
+same on every platform, is ``jaxpmac._cipher._stream``.
 """
 
 from jaxpmac._lowering._platform import (DEFAULT_LOWERING, LOWERINGS, PLATFORM_LOWERINGS,

@@ -18,9 +18,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxpmac import _words as w
+from jaxpmac._cipher import _words as w
 from jaxpmac._lowering import _lanes
-from jaxpmac._stream import (cut, elements_per_block, encrypt_blocks, map_words,
+from jaxpmac._cipher._stream import (cut, elements_per_block, encrypt_blocks, map_words,
                              mapped_dtype)
 
 # Blocks per step of the CPU lowering: the cipher's four uint64 words of state for 4096 blocks

@@ -23,8 +23,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxpmac import _threefish as tf
-from jaxpmac import _words as w
+from jaxpmac._cipher import _threefish
+from jaxpmac._cipher import _words as w
 
 WORD_BITS = 64
 BLOCK_WORDS = 4
@@ -100,7 +100,7 @@ def stream_window(h, final_tweak, first_block, skip, *, shape: tuple[int, ...], 
 
         block, within = _positions(shape, skip, per_block, wide=wide)
         tweak = (word(final_tweak), w.add(word(first_block), block))
-        words = tf.encrypt(tf.GENERATOR_KEY, tweak, [word(x) for x in h])
+        words = _threefish.encrypt(_threefish.GENERATOR_KEY, tweak, [word(x) for x in h])
         index = within >> np.uint32(per_word.bit_length() - 1)
         if wide:
             chosen = _select(index, [jnp.broadcast_to(w.to_u64(x), shape) for x in words])

@@ -24,7 +24,7 @@ import numpy as np
 from jax import lax
 from jax.custom_batching import custom_vmap
 
-from jaxpmac import _words as w
+from jaxpmac._cipher import _words as w
 
 
 def _with_lane_axis(args, in_batched):

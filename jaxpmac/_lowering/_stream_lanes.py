@@ -28,11 +28,11 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxpmac._lowering import _lanes
+from jaxpmac._cipher import _stream
+from jaxpmac._cipher import _threefish
+from jaxpmac._cipher import _words as w
 from jaxpmac._lowering import _chunks
-from jaxpmac import _stream
-from jaxpmac import _threefish as tf
-from jaxpmac import _words as w
+from jaxpmac._lowering import _lanes
 
 # Blocks per tile, chosen on its own (not tied to _chunks.CPU_CHUNK_BLOCKS): a tile step also
 # gathers its cells' words and writes a strided piece of the output, so larger steps pay off
@@ -163,8 +163,8 @@ def _cell_blocks(cell_shape: tuple[int, ...], h, final_tweak, first_block, n_blo
         offsets = lax.iota(jnp.uint32, n_blocks).astype(jnp.uint64)
         counters = jnp.broadcast_to(w.add(column(first_block), offsets),
                                     (*cell_shape, n_blocks))
-    words = tf.encrypt_words(tf.GENERATOR_KEY, (column(final_tweak), counters), block,
-                             native=True, rolled=True)
+    words = _threefish.encrypt_words(_threefish.GENERATOR_KEY, (column(final_tweak), counters),
+                                     block, native=True, rolled=True)
     return _stream.blocks_to_stream(words, dtype).reshape(*cell_shape, -1)
 
 

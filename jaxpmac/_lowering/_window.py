@@ -13,10 +13,10 @@ from typing import Sequence
 import jax
 import jax.numpy as jnp
 
-from jaxpmac import _words as w
+from jaxpmac._cipher import _words as w
+from jaxpmac._cipher._stream import elements_per_block, map_words, mapped_dtype
 from jaxpmac._lowering import _chunks, _elementwise, _lanes, _stream_lanes
 from jaxpmac._lowering._platform import by_platform
-from jaxpmac._stream import elements_per_block, map_words, mapped_dtype
 
 def _dynamic_part(values: tuple) -> dict:
     """The dynamic entries of ``values`` by position: what a traced function takes as input."""

@@ -1,0 +1,368 @@
+"""Hail's random functions over a state's output blocks (docs/spec.md section 3), bit for bit.
+
+Hail 0.2.139 draws from the 64-bit stream ``T_0[0], T_0[1], ...`` of a state in two ways:
+
+* ``rand_unif`` and ``rand_bool`` read the four words of ``T_0`` at once (``_rand_unif``);
+* everything else goes through ``ThreefryRandomEngine``: ``nextLong`` returns the next word,
+  ``nextInt`` the next word's HIGH half and then its LOW half (an earlier text of the
+  specification said low first; Hail's code and its published outputs say high first),
+  ``nextDouble`` one word, or two when the first has twelve or more trailing zeros (or more,
+  after all-zero words).
+
+All of it is exact integer arithmetic on the ``uint32`` halves of 64-bit words (``Pair``), so the
+same code runs with ``jax_enable_x64`` off and on. Only the last step -- an IEEE float64 bit
+pattern to a float -- differs: a bitcast when x64 is on, a correctly rounded float32 when off.
+
+The functions here take the hashed message ``h`` (four dynamic ``Pair`` words) and the static
+final tweak, so that draws from many states share one compiled program; ``jaxpmac.hail``
+validates user input and calls them.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from jaxpmac._cipher import _limbs as limbs
+from jaxpmac._cipher import _threefish
+from jaxpmac._cipher import _words as w
+from jaxpmac._message._state import RNGState
+
+U32 = jnp.uint32
+I32 = jnp.int32
+
+# IEEE float64 layout, as seen from the high uint32 half of its bits.
+F64_EXPONENT_SHIFT = 20          # the 11 exponent bits sit above 20 significand bits
+F64_HIGH_SIGNIFICAND_MASK = (1 << F64_EXPONENT_SHIFT) - 1
+F64_IMPLICIT_BIT = 1 << F64_EXPONENT_SHIFT
+F64_INFINITY_HIGH = 0x7FF00000
+
+# nextDouble: a word's trailing zeros are the leading zeros of a binary fraction; the 52 bits
+# above the first 12 make the significand, and the exponent starts at that of [0.5, 1).
+UNIT_EXPONENT = 1022
+SIGNIFICAND_DROP = 12
+WORD_BITS = 64
+
+# Float64 bits -> float32: the significand loses 53 - 24 = 29 bits for a normal float32
+# result; below float32's smallest normal, 2**-126 (float64 biased exponent 897), one more bit
+# per binade. Past a shift of 55 every 53-bit significand rounds to zero.
+F32_NORMAL_DROP = 29
+F32_MAX_DROP = 55
+F32_LOWEST_NORMAL_F64_EXPONENT = 897     # 2**-126
+F32_EXPONENT_SHIFT = 23
+
+# Float32 bits -> float64 bits: 1023 - 127 rebiases a normal exponent; a subnormal float32
+# m * 2**-149 with leading bit at position k has float64 biased exponent k - 149 + 1023.
+F32_TO_F64_BIAS = 1023 - 127
+F32_SUBNORMAL_TO_F64_BIAS = 1023 - 149
+F32_FRACTION_BITS = 23
+F64_FRACTION_BITS = 52
+
+
+def state_hash(state: RNGState) -> tuple[int, tuple[w.Pair, ...]]:
+    """``(f, h)`` of SPEC section 2 with ``h`` as dynamic ``Pair`` words (jit arguments)."""
+    final_tweak, h = state.message_hash()
+    return final_tweak, tuple(w.to_pair(word) for word in h)
+
+
+def output_block(h, final_tweak: int, index) -> tuple[w.Pair, ...]:
+    """Output block ``T_index = E(K, (f, index), h)`` as four ``Pair`` words.
+
+    ``index`` is a static int or a ``uint32`` scalar array (2**32 blocks is 2**40 bits, far more
+    than any of Hail's functions reads from one state).
+    """
+    counter = index if isinstance(index, int) else w.Pair(jnp.zeros_like(index), index)
+    # Unrolled on every backend: for one block per state it compiles faster than the rolled
+    # CPU lowering and runs as fast (benchmarks/README.md, "Constants of the CPU lowering").
+    words = _threefish.encrypt_words(_threefish.GENERATOR_KEY, (final_tweak, counter), h,
+                                     native=False, rolled=False)
+    return tuple(w.to_pair(word) for word in words)
+
+
+# -- 64-bit words as uint32 pairs --------------------------------------------------------------
+
+def is_zero(word: w.Pair) -> jax.Array:
+    return (word.hi | word.lo) == 0
+
+
+def select(pred, on_true: w.Pair, on_false: w.Pair) -> w.Pair:
+    return w.Pair(jnp.where(pred, on_true.hi, on_false.hi),
+                  jnp.where(pred, on_true.lo, on_false.lo))
+
+
+def trailing_zeros(word: w.Pair) -> jax.Array:
+    """Java's ``Long.numberOfTrailingZeros``: 64 for a zero word (Hail relies on that)."""
+    return limbs.trailing_zeros((word.lo, word.hi))
+
+
+def shift_right(word: w.Pair, k: jax.Array) -> w.Pair:
+    """``word >> k`` for a dynamic ``k`` in ``[0, 63]`` (no shift by 32 or more is emitted)."""
+    k = k.astype(U32)
+    small = k & np.uint32(31)
+    carried = jnp.where(small == 0, np.uint32(0), word.hi << ((np.uint32(32) - small) & 31))
+    big = k >= 32
+    return w.Pair(jnp.where(big, np.uint32(0), word.hi >> small),
+                  jnp.where(big, word.hi >> small, (word.lo >> small) | carried))
+
+
+def low_bits_nonzero(word: w.Pair, k: jax.Array) -> jax.Array:
+    """Whether any of the ``k`` lowest bits of ``word`` is set, for ``k`` in ``[0, 63]``."""
+    k = k.astype(U32)
+    below = (np.uint32(1) << (k & 31)) - np.uint32(1)   # the low (k mod 32) bits
+    big = k >= 32
+    lo_mask = jnp.where(big, np.uint32(w.MASK32), below)
+    hi_mask = jnp.where(big, below, np.uint32(0))
+    return ((word.lo & lo_mask) | (word.hi & hi_mask)) != 0
+
+
+def less(a: w.Pair, b: w.Pair) -> jax.Array:
+    """Unsigned 64-bit ``a < b``."""
+    return (a.hi < b.hi) | ((a.hi == b.hi) & (a.lo < b.lo))
+
+
+# -- IEEE bit patterns --------------------------------------------------------------------------
+
+def significand(word: w.Pair) -> w.Pair:
+    """``word >>> 12``: the 52 significand bits nextDouble takes from a word."""
+    return w.Pair(word.hi >> SIGNIFICAND_DROP,
+                  (word.hi << (32 - SIGNIFICAND_DROP)) | (word.lo >> SIGNIFICAND_DROP))
+
+
+def double_bits(exponent: jax.Array, fraction: w.Pair) -> w.Pair:
+    """Float64 bits ``(exponent << 52) | fraction`` (``fraction`` below 2**52)."""
+    return w.Pair((exponent.astype(U32) << F64_EXPONENT_SHIFT) | fraction.hi, fraction.lo)
+
+
+def bits_to_float64(bits: w.Pair) -> jax.Array:
+    """The float64 with these bits (needs x64)."""
+    return lax.bitcast_convert_type(w.to_u64(bits), jnp.float64)
+
+
+def bits_to_float32(bits: w.Pair) -> jax.Array:
+    """The positive float64 with these bits, rounded to the nearest float32 (ties to even).
+
+    Exact for every positive double below 2**128, float32 subnormal results included: the
+    53-bit significand is shifted right with round-to-nearest-even in integer arithmetic, so
+    there is one rounding, never two.
+    """
+    exponent = (bits.hi >> F64_EXPONENT_SHIFT).astype(I32)
+    mantissa = w.Pair((bits.hi & np.uint32(F64_HIGH_SIGNIFICAND_MASK))
+                      | np.uint32(F64_IMPLICIT_BIT), bits.lo)
+    # Normal float32 results keep 24 bits; each binade below 2**-126 keeps one fewer.
+    drop = jnp.clip(F32_LOWEST_NORMAL_F64_EXPONENT + F32_NORMAL_DROP - exponent,
+                    F32_NORMAL_DROP, F32_MAX_DROP)
+    # The implicit bit of the kept 24 adds one to this exponent field (none when subnormal).
+    exponent_field = (jnp.maximum(exponent - F32_LOWEST_NORMAL_F64_EXPONENT, 0).astype(U32)
+                      << F32_EXPONENT_SHIFT)
+    kept_and_round_bit = shift_right(mantissa, drop - 1).lo
+    kept = kept_and_round_bit >> 1
+    sticky = low_bits_nonzero(mantissa, drop - 1)
+    round_up = ((kept_and_round_bit & 1) == 1) & (sticky | ((kept & 1) == 1))
+    # A carry out of the significand correctly bumps the exponent field (or reaches inf).
+    result = exponent_field + kept + round_up.astype(U32)
+    return lax.bitcast_convert_type(result, jnp.float32)
+
+
+def positive_float32_as_double_bits(p: jax.Array) -> w.Pair:
+    """Float64 bits of a float32 ``p`` when ``p > 0`` (exact, subnormals included), else 0.
+
+    For comparisons ``u < p`` with a positive double ``u`` as unsigned 64-bit bit patterns:
+    ``p <= 0`` and NaN map to 0, which no positive ``u`` is below; +inf maps to +inf's bits.
+    """
+    b = lax.bitcast_convert_type(p.astype(jnp.float32), U32)
+    sign, biased, mantissa = b >> 31, (b >> F32_FRACTION_BITS) & 0xFF, b & 0x7FFFFF
+    subnormal = biased == 0
+    # Position of the leading significand bit: 23 (the implicit one) unless subnormal.
+    lead = jnp.where(subnormal, 31 - lax.clz(mantissa).astype(I32), F32_FRACTION_BITS)
+    exponent = jnp.where(subnormal, lead + F32_SUBNORMAL_TO_F64_BIAS,
+                         biased.astype(I32) + F32_TO_F64_BIAS)
+    fraction = mantissa & ~(np.uint32(1) << lead.astype(U32))   # drop the leading bit
+    shift = (F64_FRACTION_BITS - lead).astype(U32)              # in [29, 52]
+    high_shift = shift >= 32
+    fraction_hi = jnp.where(high_shift, fraction << ((shift - 32) & 31),
+                            fraction >> ((np.uint32(32) - shift) & 31))
+    fraction_lo = jnp.where(high_shift, np.uint32(0), fraction << (shift & 31))
+    bits = double_bits(exponent, w.Pair(fraction_hi, fraction_lo))
+    infinite = biased == 0xFF
+    bits = select(infinite, w.Pair(np.uint32(F64_INFINITY_HIGH), np.uint32(0)), bits)
+    positive = (sign == 0) & (b != 0) & ~(infinite & (mantissa != 0))
+    return select(positive, bits, w.Pair(np.uint32(0), np.uint32(0)))
+
+
+def positive_double_bits_static(p: float) -> tuple[int, int]:
+    """The same mapping as :func:`positive_float32_as_double_bits` for a concrete float64."""
+    if not p > 0:   # also NaN
+        return 0, 0
+    word = int(np.asarray(p, np.float64).view(np.uint64))
+    return word >> 32, word & w.MASK32
+
+
+def rounded(product: jax.Array) -> jax.Array:
+    """``product`` rounded to its dtype on its own, before the add that consumes it.
+
+    Hail (Java) rounds every multiplication; XLA's CPU backend contracts a multiply feeding an
+    add into one fused multiply-add, which rounds once: ``v1 * v1 + v2 * v2`` differed from
+    Java's in the last bit. A select between the two stops the contraction (an optimization
+    barrier did not: XLA removed it). It is the identity, NaN included, so no compiler may
+    drop it without fast-math flags, which XLA does not use by default.
+    """
+    return jnp.where(jnp.isnan(product), jnp.asarray(np.nan, product.dtype), product)
+
+
+def float_dtype():
+    return jnp.float64 if w.x64_enabled() else jnp.float32
+
+
+def bits_to_float(bits: w.Pair) -> jax.Array:
+    return bits_to_float64(bits) if w.x64_enabled() else bits_to_float32(bits)
+
+
+# -- Hail's functions ---------------------------------------------------------------------------
+
+def unit_uniform_bits(block0: tuple[w.Pair, ...]) -> w.Pair:
+    """Float64 bits of Hail's ``_rand_unif(T_0[0], ..., T_0[3])``, exactly.
+
+    The exponent comes from the trailing zeros of ``T_0[3]`` (then ``T_0[2]``, ... while zero),
+    the significand from ``T_0[0] >>> 12``.
+
+    Hail lowers the exponent by 64 per zero word, then by the trailing zeros of the first
+    nonzero one (64 if all are zero): that is the trailing zeros of the 256-bit number with
+    ``T_0[3]`` as its lowest word, counted without a ``select`` (see
+    :func:`jaxpmac._cipher._limbs.trailing_zeros` for why).
+    """
+    w0, w1, w2, w3 = block0
+    zeros = limbs.trailing_zeros((w3.lo, w3.hi, w2.lo, w2.hi, w1.lo, w1.hi, w0.lo, w0.hi))
+    # Java's numberOfTrailingZeros(0) is 64, so four zero words give exponent 1022 - 256.
+    return double_bits(jnp.int32(UNIT_EXPONENT) - zeros, significand(w0))
+
+
+@partial(jax.jit, static_argnames=("final_tweak",))
+def uniform(h, lower, upper, *, final_tweak: int) -> jax.Array:
+    """``u * (upper - lower) + lower`` with Hail's ``u`` (float64 with x64, else float32)."""
+    u = bits_to_float(unit_uniform_bits(output_block(h, final_tweak, 0)))
+    dtype = float_dtype()
+    lower, upper = jnp.asarray(lower, dtype), jnp.asarray(upper, dtype)
+    return rounded(u * (upper - lower)) + lower
+
+
+@partial(jax.jit, static_argnames=("final_tweak",))
+def bernoulli_exact(h, p_bits: w.Pair, *, final_tweak: int) -> jax.Array:
+    """``u < p`` for Hail's float64 ``u``, compared as bit patterns (``p_bits``: see
+    :func:`positive_float32_as_double_bits`), so no float64 is needed."""
+    return less(unit_uniform_bits(output_block(h, final_tweak, 0)), p_bits)
+
+
+@partial(jax.jit, static_argnames=("final_tweak",))
+def bernoulli_x64(h, p, *, final_tweak: int) -> jax.Array:
+    u = bits_to_float64(unit_uniform_bits(output_block(h, final_tweak, 0)))
+    return u < jnp.asarray(p, jnp.float64)
+
+
+@partial(jax.jit, static_argnames=("final_tweak",))
+def word0_int64(h, *, final_tweak: int) -> jax.Array:
+    """nextLong() of a fresh engine, ``T_0[0]``, as int64 (needs x64)."""
+    word = output_block(h, final_tweak, 0)[0]
+    return lax.bitcast_convert_type(w.to_u64(word), jnp.int64)
+
+
+@partial(jax.jit, static_argnames=("final_tweak",))
+def bounded_int32(h, n, *, final_tweak: int) -> jax.Array:
+    """Hail's ``nextInt(n)`` on a fresh engine (Swift's nearly divisionless method).
+
+    Its three possible nextInt calls read ``T_0[0]``'s high half, ``T_0[0]``'s low half and
+    ``T_0[1]``'s high half, so both paths are computed from ``T_0`` and selected per lane: no
+    loop is needed. For ``n <= 0`` (which Hail does not reject) this returns what Hail returns:
+    the high word of the signed product ``n * x``.
+    """
+    w0, w1 = output_block(h, final_tweak, 0)[:2]
+    n = jnp.asarray(n).astype(I32)
+    n_bits = lax.bitcast_convert_type(n, U32)
+    x, low_extra, high_extra = w0.hi, w0.lo, w1.hi
+    product = w.Pair(*limbs.mul32(n_bits, x))
+    result, fraction = product.hi, product.lo
+    early = fraction < (np.uint32(0) - n_bits)        # fraction < 2**32 - n
+    # multHigh = ((n * lowExtra) >>> 32 + n * highExtra) >>> 32, in 64-bit arithmetic.
+    carried = limbs.mul32(n_bits, low_extra)[0]
+    extra = w.Pair(*limbs.mul32(n_bits, high_extra))
+    extra_lo = extra.lo + carried
+    mult_high = extra.hi + (extra_lo < carried).astype(U32)
+    carry = ((fraction + mult_high) < fraction).astype(U32)
+    positive = jnp.where(early, result, result + carry)
+    # n <= 0: Java's signed n * x has high word hi(n_bits * x) - x; the early return is taken.
+    nonpositive = result - jnp.where(n < 0, x, np.uint32(0))
+    return lax.bitcast_convert_type(jnp.where(n > 0, positive, nonpositive), I32)
+
+
+class _PolarState(NamedTuple):
+    """Per-lane progress of Marsaglia's polar method through the engine's words."""
+
+    block_index: jax.Array    # uint32: the output block the next iteration reads
+    awaiting_fraction: jax.Array  # bool: nextDouble read its exponent word, needs another word
+    exponent: jax.Array       # int32: the exponent of the double being built
+    have_v1: jax.Array        # bool: v1 of the current pair is drawn
+    v1: jax.Array
+    s: jax.Array
+    done: jax.Array           # bool: a pair with 0 < s < 1 was found
+
+
+def _polar_step(state: _PolarState, word: w.Pair) -> _PolarState:
+    """Feeds one 64-bit word of the engine to nextDouble and, per double, to the polar loop."""
+    active = ~state.done
+    exponent_word = active & ~state.awaiting_fraction
+    zero = is_zero(word)
+    zeros = trailing_zeros(word)
+    # nextDouble: each all-zero word lowers the exponent by 64; the first nonzero one by its
+    # trailing zeros, and gives the significand too unless 12 or more of its bits are zeros.
+    exponent = jnp.where(exponent_word, state.exponent - jnp.where(zero, WORD_BITS, zeros),
+                         state.exponent)
+    wants_fraction = exponent_word & ~zero & (zeros >= SIGNIFICAND_DROP)
+    finished = (active & state.awaiting_fraction) | (exponent_word & ~zero & ~wants_fraction)
+    d = bits_to_float(double_bits(exponent, significand(word)))
+    v = 2 * d - 1   # 2 * d is exact, so even a fused multiply-add rounds like Java here
+    # The second double of a pair completes it: accept when 0 < s < 1 (Hail: while s >= 1 or
+    # s == 0, draw again). The accepted pair's v1 and s stay in the state.
+    completes_pair = finished & state.have_v1
+    s = jnp.where(completes_pair, rounded(state.v1 * state.v1) + rounded(v * v), state.s)
+    accepted = completes_pair & (s > 0) & (s < 1)
+    return _PolarState(
+        block_index=state.block_index,
+        awaiting_fraction=jnp.where(finished, False, state.awaiting_fraction | wants_fraction),
+        exponent=jnp.where(finished, jnp.int32(UNIT_EXPONENT), exponent),
+        have_v1=jnp.where(finished, ~state.have_v1, state.have_v1),
+        v1=jnp.where(finished & ~state.have_v1, v, state.v1),
+        s=s,
+        done=state.done | accepted,
+    )
+
+
+@partial(jax.jit, static_argnames=("final_tweak",))
+def normal(h, mean, sd, *, final_tweak: int) -> jax.Array:
+    """Hail's ``mean + sd * nextGaussian()`` on a fresh engine (Marsaglia's polar method).
+
+    A ``while_loop`` reads one output block (four words) per iteration, lazily, until the lane's
+    pair is accepted: any number of rejections is handled, and under ``vmap`` all lanes share
+    the loop, done lanes unchanged. With x64 off the doubles are rounded to float32 and the
+    rest runs in float32 (see ``jaxpmac.hail.rand_norm``).
+    """
+    dtype = float_dtype()
+    zero = jnp.zeros((), dtype)
+    init = _PolarState(block_index=jnp.uint32(0), awaiting_fraction=jnp.bool_(False),
+                       exponent=jnp.int32(UNIT_EXPONENT), have_v1=jnp.bool_(False),
+                       v1=zero, s=zero, done=jnp.bool_(False))
+
+    def read_block(state: _PolarState) -> _PolarState:
+        for word in output_block(h, final_tweak, state.block_index):
+            state = _polar_step(state, word)
+        return state._replace(block_index=state.block_index + np.uint32(1))
+
+    state = lax.while_loop(lambda state: ~state.done, read_block, init)
+    # StrictMath.sqrt(-2 * StrictMath.log(s) / s) in Hail; sqrt is correctly rounded everywhere,
+    # XLA's log may differ from fdlibm's in the last bit.
+    multiplier = jnp.sqrt(-2 * jnp.log(state.s) / state.s)
+    z = state.v1 * multiplier
+    return jnp.asarray(mean, dtype) + rounded(jnp.asarray(sd, dtype) * z)

@@ -1,0 +1,159 @@
+"""Evaluating a randomized jaxpr with explicit states (the second half of the pass).
+
+An interpreter over the jaxpr and its :class:`~jaxpmac._implicit._table.Table`. Equations that
+use no randomness are bound as they are (sub-jaxprs included). Random ones:
+
+* a draw computes its explicit state ``root.split_static(*site_words).split(lanes, *loops)``
+  (``lanes``: its vmap lane indices, outermost first; ``loops``: the iteration index of each
+  enclosing loop, outermost first) and calls the explicit sampler, per example of its batch;
+* ``scan`` is re-emitted as ``lax.scan`` over ``(xs, element index)``: the uid is the index of
+  the element of ``xs`` (so ``reverse=True`` counts down);
+* ``while`` is re-emitted as ``lax.while_loop`` with an int32 iteration counter in the carry
+  (the predicate at iteration ``t`` and the body that follows it both see ``t``);
+* ``cond`` is re-emitted as ``lax.switch`` of interpreted branches; ``jit``, ``checkpoint``,
+  ``custom_jvp_call`` and ``custom_vjp_call`` are inlined (their custom derivative rules do not
+  survive: gradients through them follow the primal code, where draws have zero derivative).
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.extend import core as jex
+
+from jaxpmac._implicit import _draw as draw
+from jaxpmac._implicit import _table as tbl
+from jaxpmac._interop import _jax_compat
+
+
+class Evaluator:
+    def __init__(self, table: tbl.Table, root):
+        self.table = table
+        self.root = root
+
+    # -- generic -----------------------------------------------------------------------
+    def run(self, jaxpr, consts, args, owner: int, sub: int, loops: tuple):
+        env = {}
+
+        def read(v):
+            return v.val if isinstance(v, jex.Literal) else env[v]
+
+        def write(v, value):
+            if not isinstance(v, jex.DropVar):
+                env[v] = value
+
+        for v, value in zip(jaxpr.constvars, consts):
+            write(v, value)
+        for v, value in zip(jaxpr.invars, args):
+            write(v, value)
+        for i, eqn in enumerate(jaxpr.eqns):
+            row = self.table.row_of[(owner, sub, i)]
+            invals = [read(v) for v in eqn.invars]
+            if self.table.uses_randomness[row]:
+                outs = self.random_eqn(row, eqn, invals, loops)
+            else:
+                outs = bind(eqn, invals)
+            for v, value in zip(eqn.outvars, outs):
+                write(v, value)
+        return [read(v) for v in jaxpr.outvars]
+
+    def run_sub(self, row: int, param: str, position: int, args, loops):
+        """Interprets the sub-jaxpr ``params[param]`` (``[position]``) of row ``row``."""
+        subs = tbl.sub_jaxprs(self.table.eqns[row].params)
+        s = next(k for k, (name, pos, _) in enumerate(subs) if name == param and pos == position)
+        jaxpr = subs[s][2]
+        consts = jaxpr.consts if isinstance(jaxpr, jex.ClosedJaxpr) else []
+        return self.run(tbl.open_jaxpr(jaxpr), consts, args, row, s, loops)
+
+    # -- random equations --------------------------------------------------------------
+    def random_eqn(self, row, eqn, invals, loops):
+        kind = tbl.KINDS[self.table.kind[row]]
+        if kind == "draw":
+            return [self.draw(row, eqn, invals, loops)]
+        name = eqn.primitive.name
+        if name == "scan":
+            return self.scan(row, eqn, invals, loops)
+        if name == "while":
+            return self.while_loop(row, eqn, invals, loops)
+        if name == "cond":
+            return self.cond(row, eqn, invals, loops)
+        # jit, checkpoint, custom_jvp_call, custom_vjp_call, closed_call: inline the call.
+        (param, position, _), = [s for s in tbl.sub_jaxprs(eqn.params)]
+        return self.run_sub(row, param, position, invals, loops)
+
+    def draw(self, row, eqn, invals, loops):
+        params = eqn.params
+        *operands, uids = invals
+        site = self.root.split_static(*tbl.site_words(self.table.bits[row]))
+        explicit = draw.sampler(params["sampler"])
+        batch_ndim = params["batch_ndim"]
+        n_lanes = uids.shape[-1]
+
+        def one(lane_uids, *arrays):
+            state = site.split(lane_uids, *loops) if n_lanes else site.split(*loops)
+            kwargs = draw.split_kwargs(params["static"], params["operand_names"], arrays)
+            return explicit(state, **kwargs)
+
+        if batch_ndim == 0:
+            return one(uids, *operands)
+        batch_shape = uids.shape[:batch_ndim]
+        size = math.prod(batch_shape)
+        flat = [x.reshape((size,) + x.shape[batch_ndim:]) for x in (uids, *operands)]
+        out = jax.vmap(one)(*flat)
+        return out.reshape(batch_shape + out.shape[1:])
+
+    def scan(self, row, eqn, invals, loops):
+        n_consts, n_carry = _jax_compat.scan_layout(eqn.params)
+        options = _jax_compat.scan_options(eqn.params)
+        consts = invals[:n_consts]
+        init = invals[n_consts:n_consts + n_carry]
+        xs = invals[n_consts + n_carry:]
+
+        def body(carry, x_and_t):
+            x, t = x_and_t
+            outs = self.run_sub(row, "jaxpr", -1, [*consts, *carry, *x], loops + (t,))
+            return outs[:n_carry], outs[n_carry:]
+
+        steps = jnp.arange(options["length"], dtype=jnp.int32)
+        carry, ys = lax.scan(body, list(init), (list(xs), steps), **options)
+        return [*carry, *ys]
+
+    def while_loop(self, row, eqn, invals, loops):
+        n_cond, n_body = _jax_compat.while_layout(eqn.params)
+        cond_consts = invals[:n_cond]
+        body_consts = invals[n_cond:n_cond + n_body]
+        init = invals[n_cond + n_body:]
+
+        def cond_fn(state):
+            t, carry = state
+            (pred,) = self.run_sub(row, "cond_jaxpr", -1, [*cond_consts, *carry], loops + (t,))
+            return pred
+
+        def body_fn(state):
+            t, carry = state
+            carry = self.run_sub(row, "body_jaxpr", -1, [*body_consts, *carry], loops + (t,))
+            return t + 1, carry
+
+        _, out = lax.while_loop(cond_fn, body_fn, (jnp.int32(0), list(init)))
+        return out
+
+    def cond(self, row, eqn, invals, loops):
+        index, *operands = invals
+        branches = [
+            (lambda *ops, b=b: self.run_sub(row, "branches", b, list(ops), loops))
+            for b in range(len(eqn.params["branches"]))]
+        return lax.switch(index, branches, *operands)
+
+
+def bind(eqn, invals):
+    params = eqn.primitive.get_bind_params(eqn.params)
+    with eqn.ctx.manager:
+        out = eqn.primitive.bind(*invals, **params)
+    return out if eqn.primitive.multiple_results else [out]
+
+
+def evaluate(closed_jaxpr, args, table: tbl.Table, root) -> list:
+    return Evaluator(table, root).run(closed_jaxpr.jaxpr, closed_jaxpr.consts, args, -1, 0, ())

@@ -1,0 +1,221 @@
+"""The flat equation table of a randomized function's jaxpr, and Hail's static site bits.
+
+One row per equation across all nested jaxprs, in pre-order (an equation, then the equations of
+its sub-jaxprs, then the next equation): "equation order" with nested bodies in place. Columns
+are filled by sweeps over the rows, never by recursion with hidden state:
+
+* ``parent``/``sub``/``index``: the row of the equation owning this row's jaxpr (-1: the top
+  jaxpr), which of its sub-jaxprs (param order; ``while``: 0 cond, 1 body), and the position.
+* ``kind``: ``draw`` (``draw_p``), ``loop`` (``scan``, ``while``: a dynamic uid per iteration),
+  ``transparent`` (``cond``, ``jit``, ``custom_jvp_call``, ``custom_vjp_call``, ``checkpoint``,
+  ``closed_call``: no structure of their own, see below), ``plain`` (no sub-jaxpr), ``unknown``
+  (any other primitive with a sub-jaxpr).
+* ``uses_randomness``: bottom-up (reverse pre-order): a draw, or a row with such a descendant.
+* ``scope``: the loop sub-jaxpr a row belongs to, ``(loop row, sub)``, ``(-1, 0)`` at top level;
+  transparent containers are looked through.
+* ``bits``: top-down, Hail's halving split. The random children of a scope -- the draws and
+  random loops in it, in pre-order -- split its bit string: for ``n`` children the first
+  ``n // 2`` get prefix ``0`` and the rest prefix ``1``, recursively, and a single child gets
+  nothing (``split(5) = 00, 01, 10, 110, 111``). A random loop's children are its random
+  sub-jaxprs (``while``: cond, body), split the same way.
+
+Transparent containers are looked through because JAX itself treats them as the same program:
+``vmap`` with a batched predicate inlines both branches of a ``cond`` (then ``select``\\ s), and
+``jit``, ``checkpoint`` and custom derivatives do not change what a function computes. So a draw
+gets the same site whichever way a ``cond`` is lowered and whether or not code is wrapped in
+``jit``. ``vmap`` leaves no equation at all (its lanes are the draw's own uid operand).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import numpy as np
+from jax.extend import core as jex
+
+from jaxpmac._implicit._draw import draw_p
+
+LOOPS = frozenset({"scan", "while"})
+TRANSPARENT = frozenset({"cond", "jit", "pjit", "custom_jvp_call", "custom_vjp_call",
+                         "custom_vjp_call_jaxpr", "remat2", "checkpoint", "remat",
+                         "closed_call", "core_call"})
+KINDS = ("plain", "draw", "loop", "transparent", "unknown")
+MAX_INT_BITS = 63      # longer bit strings are spelled as a str label
+
+
+def sub_jaxprs(params) -> list[tuple[str, int, object]]:
+    """``(param name, position in a tuple param or -1, jaxpr)`` for each sub-jaxpr, in param
+    order; ``jaxpr`` is a ``ClosedJaxpr`` or an open ``Jaxpr``."""
+    found = []
+    for name, value in params.items():
+        if isinstance(value, (jex.ClosedJaxpr, jex.Jaxpr)):
+            found.append((name, -1, value))
+        elif isinstance(value, (tuple, list)):
+            for i, item in enumerate(value):
+                if isinstance(item, (jex.ClosedJaxpr, jex.Jaxpr)):
+                    found.append((name, i, item))
+    return found
+
+
+def open_jaxpr(jaxpr):
+    return jaxpr.jaxpr if isinstance(jaxpr, jex.ClosedJaxpr) else jaxpr
+
+
+@functools.lru_cache(maxsize=256)
+def halving(n: int) -> tuple[str, ...]:
+    """Hail's split of ``n`` children: ``halving(5) == ('00', '01', '10', '110', '111')``."""
+    if n == 1:
+        return ("",)
+    first = n // 2
+    return (tuple("0" + b for b in halving(first)) + tuple("1" + b for b in halving(n - first)))
+
+
+def site_words(bits: str) -> tuple:
+    """The static words of a bit string: one int, the bits after a leading 1 (``"" -> 1``,
+    ``"0" -> 2``, ``"110" -> 14``); strings longer than 63 bits: the string itself as a label."""
+    if len(bits) <= MAX_INT_BITS:
+        return (int("1" + bits, 2),)
+    return (bits,)
+
+
+@dataclasses.dataclass
+class Table:
+    eqns: list                 # the JaxprEqn of each row
+    parent: np.ndarray
+    sub: np.ndarray
+    index: np.ndarray
+    kind: np.ndarray           # index into KINDS
+    uses_randomness: np.ndarray
+    scope_loop: np.ndarray     # the enclosing loop row (-1: none)
+    scope_sub: np.ndarray      # which of its sub-jaxprs
+    bits: list                 # draws and loops: their bit string; others ""
+    scope_bits: dict           # (loop row, sub) -> bit string of that scope
+    row_of: dict               # (parent, sub, index) -> row
+
+    def path(self, row: int) -> tuple[tuple[int, int], ...]:
+        steps = []
+        while row != -1:
+            steps.append((int(self.sub[row]), int(self.index[row])))
+            row = int(self.parent[row])
+        return tuple(reversed(steps))
+
+    def loops_of(self, row: int) -> list[int]:
+        """The loop rows enclosing ``row``, outermost first."""
+        loops = []
+        loop = int(self.scope_loop[row])
+        while loop != -1:
+            loops.append(loop)
+            loop = int(self.scope_loop[loop])
+        return list(reversed(loops))
+
+    def draw_rows(self) -> list[int]:
+        return [r for r in range(len(self.eqns)) if KINDS[self.kind[r]] == "draw"]
+
+
+def _kind(eqn) -> str:
+    if eqn.primitive is draw_p:
+        return "draw"
+    if not sub_jaxprs(eqn.params):
+        return "plain"
+    name = eqn.primitive.name
+    if name in LOOPS:
+        return "loop"
+    if name in TRANSPARENT:
+        return "transparent"
+    return "unknown"
+
+
+def build(jaxpr) -> Table:
+    """The table of ``jaxpr`` (an open top-level ``Jaxpr``)."""
+    # Sweep 1 (pre-order, explicit stack): rows and their structural columns.
+    eqns, parent, sub, index, kind = [], [], [], [], []
+    stack = [(-1, 0, jaxpr)]
+    while stack:
+        owner, sub_index, current = stack.pop()
+        # Rows of one jaxpr are emitted with their own sub-jaxprs right after each of them, so
+        # the stack holds "the rest of this jaxpr" below "the sub-jaxprs of this equation".
+        if isinstance(current, tuple):          # a resumption: (jaxpr, start index)
+            current, start = current
+        else:
+            start = 0
+        for i in range(start, len(current.eqns)):
+            eqn = current.eqns[i]
+            row = len(eqns)
+            eqns.append(eqn)
+            parent.append(owner)
+            sub.append(sub_index)
+            index.append(i)
+            kind.append(KINDS.index(_kind(eqn)))
+            subs = sub_jaxprs(eqn.params)
+            if subs:
+                if i + 1 < len(current.eqns):
+                    stack.append((owner, sub_index, (current, i + 1)))
+                for s in reversed(range(len(subs))):
+                    stack.append((row, s, open_jaxpr(subs[s][2])))
+                break
+    n = len(eqns)
+    parent = np.array(parent, np.int64)
+    sub = np.array(sub, np.int64)
+    index = np.array(index, np.int64)
+    kind = np.array(kind, np.int64)
+
+    # Sweep 2 (reverse pre-order, children before parents): uses_randomness.
+    uses = kind == KINDS.index("draw")
+    for row in range(n - 1, -1, -1):
+        if uses[row] and parent[row] != -1:
+            uses[parent[row]] = True
+
+    # Sweep 3 (pre-order): scopes; unknown higher-order primitives that use randomness fail.
+    loop_kind, transparent_kind = KINDS.index("loop"), KINDS.index("transparent")
+    scope_loop = np.full(n, -1, np.int64)
+    scope_sub = np.zeros(n, np.int64)
+    for row in range(n):
+        if KINDS[kind[row]] == "unknown" and uses[row]:
+            raise NotImplementedError(
+                f"jaxpmac.randomized cannot elaborate the higher-order primitive "
+                f"'{eqns[row].primitive.name}' (equation path {_path(parent, sub, index, row)}): "
+                "its sub-jaxpr draws random numbers, and the pass knows no rule giving its "
+                "draws distinct states. Supported: scan, while_loop, fori_loop, map, cond, "
+                "switch, jit, checkpoint, custom_jvp, custom_vjp (and vmap).")
+        p = parent[row]
+        if p == -1:
+            continue
+        if kind[p] == loop_kind:
+            scope_loop[row], scope_sub[row] = p, sub[row]
+        elif kind[p] == transparent_kind:
+            scope_loop[row], scope_sub[row] = scope_loop[p], scope_sub[p]
+
+    # Sweep 4 (pre-order): the random children of each scope, then bits top-down.
+    is_item = uses & ((kind == KINDS.index("draw")) | (kind == loop_kind))
+    children: dict[tuple[int, int], list[int]] = {}
+    position: dict[int, int] = {}
+    for row in np.flatnonzero(is_item):
+        siblings = children.setdefault((int(scope_loop[row]), int(scope_sub[row])), [])
+        position[int(row)] = len(siblings)
+        siblings.append(int(row))
+    random_subs = {loop: sorted({s for (l, s) in children if l == loop})
+                   for loop in np.flatnonzero(kind == loop_kind)}
+    bits = [""] * n
+    scope_bits = {(-1, 0): ""}
+    for row in range(n):
+        if not is_item[row]:
+            continue
+        scope = (int(scope_loop[row]), int(scope_sub[row]))
+        siblings = children[scope]
+        bits[row] = scope_bits[scope] + halving(len(siblings))[position[row]]
+        if kind[row] == loop_kind:
+            subs = random_subs[row]
+            for s, suffix in zip(subs, halving(len(subs))):
+                scope_bits[(row, s)] = bits[row] + suffix
+    row_of = {(int(parent[r]), int(sub[r]), int(index[r])): r for r in range(n)}
+    return Table(eqns, parent, sub, index, kind, uses, scope_loop, scope_sub, bits, scope_bits,
+                 row_of)
+
+
+def _path(parent, sub, index, row) -> str:
+    steps = []
+    while row != -1:
+        steps.append(f"{sub[row]}:{index[row]}")
+        row = parent[row]
+    return "/".join(reversed(steps))

@@ -1,0 +1,271 @@
+"""jaxpmac streams as typed ``jax.random`` keys: ``prng_impl``, ``as_jax_key``, ``fold_in_uids``.
+
+A key's data is an open PMAC hash (docs/spec.md section 2) packed into ``uint32[19]``: the XOR of
+every encrypted block so far (StaticSum ^ DynSum), the number of full dynamic blocks, and the
+last block's words with their count. That is exactly what a message still open to more dynamic
+words carries, so ``fold_in`` appends a dynamic word (an encryption only when a fifth word
+arrives in a block, as in :meth:`RNGState.split`), ``split`` appends the child's index, and
+``random_bits`` finishes the hash and reads the state's stream. The values therefore depend on
+the message alone: ``jax.random.bits(as_jax_key(s), shape) == jaxpmac.bits(s, shape)``.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.extend import random as jex_random
+
+from jaxpmac import _lowering
+from jaxpmac._cipher import _stream
+from jaxpmac._cipher import _words as w
+from jaxpmac._interop import _jax_compat
+from jaxpmac._lowering import _window
+from jaxpmac._lowering._draw_boundary import ends_draw
+from jaxpmac._message import _inputs
+from jaxpmac._samplers import _bits
+from jaxpmac._message._state import (UID_ACCEPTS, WORDS_PER_BLOCK, RNGState, full_block_term,
+                            key as _state_key, last_block)
+
+# Layout of a key's data: each 64-bit word is two uint32 entries, high half first.
+_SUM = slice(0, 8)            # StaticSum ^ DynSum: 4 words
+_N_FULL = slice(8, 10)        # number of full dynamic blocks (the next block's tweak word)
+_PENDING = slice(10, 18)      # the last block's words, zero beyond the count: 4 words
+_COUNT = 18                   # how many of the last block's words are set, 0..4
+KEY_SHAPE = (19,)
+
+KEY_ACCEPTS = "a typed jax.random key of jaxpmac.prng_impl (from jaxpmac.as_jax_key)"
+
+
+# -- packing ------------------------------------------------------------------------------
+def _pack_words(words) -> jax.Array:
+    pairs = [w.to_pair(x) for x in words]
+    return jnp.stack([half for p in pairs for half in (p.hi, p.lo)])
+
+
+def _unpack_words(data: jax.Array) -> tuple[w.Pair, ...]:
+    return tuple(w.Pair(data[i], data[i + 1]) for i in range(0, data.shape[0], 2))
+
+
+def _key_data_of_state(state: RNGState) -> jax.Array:
+    """The ``uint32[19]`` data of a state's open hash (traced where the state is)."""
+    blocks_sum, n_full_blocks, pending = state.partial_hash()
+    padded = tuple(pending) + (0,) * (WORDS_PER_BLOCK - len(pending))
+    if all(w.is_static(x) for x in (*blocks_sum, *padded)):
+        # All concrete: a numpy constant, so nothing reaches the compiled program.
+        words = (*blocks_sum, n_full_blocks, *padded)
+        return np.array([half for x in words for half in (x >> 32, x & w.MASK32)]
+                        + [len(pending)], np.uint32)
+    return jnp.concatenate([_pack_words((*blocks_sum, n_full_blocks, *padded)),
+                            jnp.full((1,), len(pending), jnp.uint32)])
+
+
+# -- the implementation's operations (each on one key's data) ----------------------------
+def _flush_full_block(data: jax.Array) -> jax.Array:
+    """Adds a full last block to the sum and leaves an empty last block."""
+    (n_full,) = _unpack_words(data[_N_FULL])
+    term = full_block_term(n_full, _unpack_words(data[_PENDING]))
+    blocks_sum = tuple(w.xor(a, b) for a, b in zip(_unpack_words(data[_SUM]), term))
+    return jnp.concatenate([_pack_words(blocks_sum), _pack_words([w.add(n_full, 1)]),
+                            jnp.zeros((9,), jnp.uint32)])
+
+
+def _make_room(data: jax.Array) -> jax.Array:
+    """The same open hash with room in its last block for one more word."""
+    # A cond, so the encryption runs only when a fifth word arrives (under vmap it becomes a
+    # select and runs always; the values are the same either way).
+    return lax.cond(data[_COUNT] == WORDS_PER_BLOCK, _flush_full_block, lambda d: d, data)
+
+
+def _place_word(data: jax.Array, word: w.Pair) -> jax.Array:
+    """Writes ``word`` into the free slot of a last block that has room."""
+    count = data[_COUNT]
+    slot = jnp.arange(WORDS_PER_BLOCK, dtype=jnp.uint32) == count
+    pending = data[_PENDING].reshape(WORDS_PER_BLOCK, 2)
+    new = jnp.stack([jnp.asarray(word.hi, jnp.uint32), jnp.asarray(word.lo, jnp.uint32)])
+    pending = jnp.where(slot[:, None], new[None, :], pending).reshape(-1)
+    return jnp.concatenate([data[:_PENDING.start], pending, (count + 1)[None]])
+
+
+def _append_word(data: jax.Array, word: w.Pair) -> jax.Array:
+    return _place_word(_make_room(data), word)
+
+
+def _message_hash(data: jax.Array) -> tuple[w.Pair, tuple[w.Pair, ...]]:
+    """``(f, H)`` of the key's message, both dynamic (the count decides the padding)."""
+    final_tweak, last = last_block(_unpack_words(data[_PENDING]), data[_COUNT])
+    return final_tweak, tuple(w.xor(a, b) for a, b in zip(_unpack_words(data[_SUM]), last))
+
+
+@jax.jit
+def _seed_data(seed: jax.Array) -> jax.Array:
+    # ``jax.random.key`` hands over an int32 (int64 with x64) scalar; jaxpmac.key sign-extends
+    # it to the nonce word exactly as for ``jaxpmac.key(seed)``.
+    return _key_data_of_state(_state_key(seed))
+
+
+@jax.jit
+def _fold_in_data(data: jax.Array, message: jax.Array) -> jax.Array:
+    # ``jax.random.fold_in`` has already cast ``message`` to uint32 (see docs/interop.md):
+    # the word is that value, zero-extended.
+    message = jnp.asarray(message, jnp.uint32)
+    return _append_word(data, w.Pair(jnp.zeros_like(message), message))
+
+
+@partial(jax.jit, static_argnums=1)
+def _split_data(data: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+    # Child i (row-major flat index over ``shape``) is fold_in(key, i); the room is made once.
+    room = _make_room(data)
+    n = math.prod(shape)
+    if n > 1 << 32:
+        raise ValueError(f"jax.random.split with jaxpmac keys makes at most 2**32 keys, "
+                         f"but was asked for shape {shape}")
+    index = lax.iota(jnp.uint32, n)
+    children = jax.vmap(lambda i: _place_word(room, w.Pair(jnp.zeros_like(i), i)))(index)
+    return children.reshape(*shape, *KEY_SHAPE)
+
+
+@partial(_lowering.jit_per_lowering, static_argnums=(1, 2))
+@ends_draw
+def _random_bits_data(data: jax.Array, bit_width: int, shape: tuple[int, ...]) -> jax.Array:
+    dtype = jnp.dtype(f"uint{bit_width}")
+    native = _bits.use_native_words()
+    final_tweak, h = _message_hash(data)
+    if native:
+        final_tweak, h = w.to_u64(final_tweak), tuple(w.to_u64(x) for x in h)
+    n = math.prod(shape)
+    n_blocks = -(-n // _stream.elements_per_block(dtype))
+    flat = _window.counter_stream(h, final_tweak, 0, n_blocks, dtype, native=native)
+    return flat[:n].reshape(shape)
+
+
+# jaxpmac's generator as a jax.random implementation: ``jax.random.key(seed, impl=prng_impl)`` is
+# ``as_jax_key(jaxpmac.key(seed))``; fold_in appends a dynamic word, split(k, n)[i] is
+# fold_in(k, i), random_bits is the state's stream (see docs/interop.md).
+# The impl's functions are plain module-level functions, so that pickle finds each by its name
+# (a key array pickles its impl, e.g. inside ``nnx.Rngs``); a jitted function does not pickle.
+def _seed(seed):
+    return _seed_data(seed)
+
+
+def _split(data, shape):
+    return _split_data(data, shape)
+
+
+def _random_bits(data, bit_width, shape):
+    return _random_bits_data(data, bit_width, shape)
+
+
+def _fold_in(data, message):
+    return _fold_in_data(data, message)
+
+
+# Its name is its tag: orbax saves a key's implementation as str(key_impl), the tag, and
+# restores it by name.
+IMPL_NAME = "pmac"
+prng_impl = jex_random.define_prng_impl(
+    key_shape=KEY_SHAPE, seed=_seed, split=_split, random_bits=_random_bits, fold_in=_fold_in,
+    name=IMPL_NAME, tag=IMPL_NAME)
+_jax_compat.register_prng_name(prng_impl)
+_jax_compat.register_export_dtype(jax.eval_shape(lambda: jax.random.key(0, impl=prng_impl)).dtype)
+
+
+# -- public helpers -----------------------------------------------------------------------
+def as_jax_key(state: RNGState) -> jax.Array:
+    """A typed ``jax.random`` key drawing ``state``'s stream.
+
+    Any state works, traced or not, with its static part already folded in; the key carries
+    the open hash, so ``jax.random.fold_in`` and ``jax.random.split`` continue the message.
+
+    Args:
+        state: an :class:`RNGState`.
+
+    Returns:
+        A scalar key array of ``jaxpmac.prng_impl`` such that
+        ``jax.random.bits(as_jax_key(s), shape, jnp.uint32) == jaxpmac.bits(s, shape)`` and
+        ``jax.random.fold_in(as_jax_key(s), d)`` draws as ``as_jax_key(s.split(d))`` for
+        ``d`` in ``[0, 2**32)``.
+
+    Example:
+        >>> import jax, jax.numpy as jnp, jaxpmac as jp
+        >>> s = jp.key(42).split_static("dropout")
+        >>> k = jp.as_jax_key(s)
+        >>> bool((jax.random.bits(k, (4,), jnp.uint32) == jp.bits(s, (4,))).all())
+        True
+        >>> bool((jax.random.bits(jax.random.fold_in(k, 7), (4,), jnp.uint32)
+        ...       == jp.bits(s.split(7), (4,))).all())
+        True
+    """
+    _bits.check_state(state, name="as_jax_key")
+    return jax.random.wrap_key_data(_key_data_of_state(state), impl=prng_impl)
+
+
+def _check_key(key) -> jax.Array:
+    is_typed_key = (isinstance(key, jax.Array)
+                    and jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key))
+    # key_impl gives a registered implementation's name, an unregistered one's PRNGSpec.
+    if not is_typed_key or jax.random.key_impl(key) not in (IMPL_NAME, prng_impl):
+        received = (f"a key of impl {jax.random.key_impl(key)}" if is_typed_key
+                    else _inputs.describe(key))
+        raise TypeError(f"fold_in_uids key accepts {KEY_ACCEPTS}, but was given {received}")
+    return key
+
+
+def fold_in_uids(key: jax.Array, *uids) -> jax.Array:
+    """Appends full 64-bit dynamic words to jaxpmac keys: ``RNGState.split`` for keys.
+
+    ``jax.random.fold_in`` casts its data to uint32 before any implementation sees it, so it
+    cannot carry uids of 2**32 or more (a concrete numpy/int64 value wraps silently) nor
+    negative ones as ``split`` does (it wraps them mod 2**32). This function takes uids as
+    :meth:`RNGState.split` does, so ``fold_in_uids(as_jax_key(s), *uids)`` draws as
+    ``as_jax_key(s.split(*uids))``; for uids in ``[0, 2**32)`` it equals
+    ``jax.random.fold_in``.
+
+    Args:
+        key: a key array (any shape) of ``jaxpmac.prng_impl``.
+        *uids: each a Python int in ``[-2**63, 2**64)``, an integer scalar array or a 1-D
+            integer array (one word per element), traced or concrete. Signed values
+            sign-extend to 64 bits.
+
+    Returns:
+        A key array of ``key``'s shape.
+
+    Example:
+        >>> import jax, jax.numpy as jnp, jaxpmac as jp
+        >>> s = jp.key(0)
+        >>> k = jp.fold_in_uids(jp.as_jax_key(s), 2**40 + 3)
+        >>> bool((jax.random.bits(k, (2,), jnp.uint32) == jp.bits(s.split(2**40 + 3), (2,))).all())
+        True
+    """
+    key = _check_key(key)
+    words = []
+    for position, uid in enumerate(uids):
+        words.extend(_inputs.words_of(uid, name=f"fold_in_uids argument {position}",
+                                      allow_vector=True, accepts=UID_ACCEPTS))
+    if not words:
+        return key
+    data = jax.random.key_data(key)
+    pairs = [w.to_pair(x) for x in words]
+    his = jnp.stack([p.hi for p in pairs])
+    los = jnp.stack([p.lo for p in pairs])
+    flat = _append_words(data.reshape(-1, *KEY_SHAPE), his, los)
+    return jax.random.wrap_key_data(flat.reshape(data.shape), impl=prng_impl)
+
+
+@jax.jit
+def _append_words(flat_data: jax.Array, his: jax.Array, los: jax.Array) -> jax.Array:
+    """Appends the words ``(his[j], los[j])``, in order, to every key of ``flat_data``."""
+
+    def append_all(data):
+        # A scan, so the cipher of the flush is compiled once however many words arrive.
+        def step(data, word):
+            return _append_word(data, w.Pair(*word)), None
+        return lax.scan(step, data, (his, los))[0]
+
+    if flat_data.shape[0] == 1:  # a single key: no vmap, so the flush stays a cond
+        return append_all(flat_data[0])[None]
+    return jax.vmap(append_all)(flat_data)

@@ -1,0 +1,34 @@
+"""Threefish-256 of a message's traced blocks, in the form each platform compiles best."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from jaxpmac._cipher import _threefish
+from jaxpmac._cipher import _words as w
+from jaxpmac._lowering._platform import by_platform
+
+
+def encrypt_words(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[w.Word], *,
+                  native: bool, rounds: int = _threefish.ROUNDS) -> tuple[w.Word, ...]:
+    """:func:`jaxpmac._cipher._threefish.encrypt_words`, rolled on a CPU and unrolled elsewhere
+    (``by_platform``); all-static input is encrypted in Python, with no platform choice.
+
+    Only the dynamic words cross the platform choice; static ones stay Python ints, folded
+    into each branch.
+    """
+    words = (*tweak, *block)
+    if all(w.is_static(x) for x in words):
+        return _threefish.encrypt(key, tweak, block, rounds=rounds)
+    dynamic = {i: x for i, x in enumerate(words) if not w.is_static(x)}
+
+    def lowered(**how):
+        def encrypt_dynamic(dynamic_words):
+            here = [dynamic_words.get(i, x) for i, x in enumerate(words)]
+            return _threefish.encrypt_words(key, here[:len(tweak)], here[len(tweak):],
+                                            native=native, rounds=rounds, **how)
+        return encrypt_dynamic
+
+    return by_platform(dynamic, rolled=lowered(rolled=True),
+                       elementwise=lowered(rolled=False, wide=True),
+                       elementwise_pairs=lowered(rolled=False))

@@ -1,0 +1,166 @@
+"""The normal CDF and its inverse, the project's own: ``ndtr``, ``ndtri``, the lower-half
+``lower_half_ndtri`` and normals from stream words.
+
+``ndtri`` and ``ndtr`` transcribe the implementations of jax 0.10.2's ``jax.scipy.special``
+(``ndtri``: the cephes library's rational approximations; ``ndtr``: from ``erf``/``erfc``),
+with this project's polynomial evaluation (each product rounded on its own) and float32
+``erfc`` (:mod:`jaxpmac._samplers._fixed_math`): jax 0.12 changed both functions (and
+``jnp.polyval``), and the values here are meant not to follow the installed jax.
+
+``lower_half_ndtri(p)`` equals ``ndtri(p)`` bit for bit for every ``p`` in ``[p_min, 1/2]``
+(checked for all ``2**31`` float32 inputs of :func:`normal_of_word` and on random float64
+ones), at about two thirds of the cost for float32. Why it
+can be cheaper: ``ndtri`` serves all of ``[0, 1]``, so it computes the complement, the zero and
+infinity cases and all three rational approximations for every element; a normal from
+``_unit.symmetric_unit`` only ever asks for ``p`` in ``[2**-(W+1), 1/2]``, where no complement
+or infinity occurs and, for float32 (``W = 32``), the far tail ``p < exp(-32)`` is out of reach.
+The arithmetic on the branches that remain is ``ndtri``'s own, in the same order, so the
+values do not change.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from jaxpmac._samplers import _fixed_math
+from jaxpmac._samplers import _unit
+
+# Coefficients of the cephes library's ndtri (Stephen L. Moshier, ndtri.c), as jax 0.10.2's
+# jax.scipy.special.ndtri used them: x = w + w**3 P0(w**2)/Q0(w**2) around the centre (p > exp(-2)),
+# x = z - log(z)/z - P(1/z)/Q(1/z)/z with z = sqrt(-2 log p) in the tail: P1/Q1 while
+# z < 8, P2/Q2 beyond (p < exp(-32)).
+CENTRE_P = (-5.99633501014107895267E1, 9.80010754185999661536E1, -5.66762857469070293439E1,
+            1.39312609387279679503E1, -1.23916583867381258016E0)
+CENTRE_Q = (1.0, 1.95448858338141759834E0, 4.67627912898881538453E0, 8.63602421390890590575E1,
+            -2.25462687854119370527E2, 2.00260212380060660359E2, -8.20372256168333339912E1,
+            1.59056225126211695515E1, -1.18331621121330003142E0)
+TAIL_P = (4.05544892305962419923E0, 3.15251094599893866154E1, 5.71628192246421288162E1,
+          4.40805073893200834700E1, 1.46849561928858024014E1, 2.18663306850790267539E0,
+          -1.40256079171354495875E-1, -3.50424626827848203418E-2, -8.57456785154685413611E-4)
+TAIL_Q = (1.0, 1.57799883256466749731E1, 4.53907635128879210584E1, 4.13172038254672030440E1,
+          1.50425385692907503408E1, 2.50464946208309415979E0, -1.42182922854787788574E-1,
+          -3.80806407691578277194E-2, -9.33259480895457427372E-4)
+FAR_TAIL_P = (3.23774891776946035970E0, 6.91522889068984211695E0, 3.93881025292474443415E0,
+              1.33303460815807542389E0, 2.01485389549179081538E-1, 1.23716634817820021358E-2,
+              3.01581553508235416007E-4, 2.65806974686737550832E-6, 6.23974539184983293730E-9)
+FAR_TAIL_Q = (1.0, 6.02427039364742014255E0, 3.67983563856160859403E0, 1.37702099489081330271E0,
+              2.16236993594496635890E-1, 1.34204006088543189037E-2, 3.28014464682127739104E-4,
+              2.89247864745380683936E-6, 6.79019408009981274425E-9)
+CENTRE_BELOW = np.exp(-2.0)    # the central approximation serves p > exp(-2)
+FAR_TAIL_BELOW = np.exp(-32.0)  # the far-tail one serves p < exp(-32), i.e. z >= 8
+
+
+def _tail_terms(p: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``z = sqrt(-2 log p)`` and the tail's first terms ``z - log(z) / z``, with ``log z``
+    written as ``log(z**2) / 2``: XLA's algebraic simplifier rewrites ``log(sqrt(m))`` into
+    ``0.5 * log(m)`` in a compiled program, so only this form gives the compiled values when
+    the operations run one by one (``jax.disable_jit``)."""
+    dtype = p.dtype.type
+    z_squared = dtype(-2.0) * lax.log(p)
+    z = lax.sqrt(z_squared)
+    return z, z - lax.log(z_squared) * dtype(0.5) / z
+
+
+def _tail_ratio(numerator, denominator, z: jax.Array) -> jax.Array:
+    """``P(1/z) / Q(1/z) / z``, written as ``P / (Q z)``: the form XLA's algebraic simplifier
+    gives ``(a / b) / c`` in a compiled program, so the values are the same op by op."""
+    inverse = 1 / z
+    return (_fixed_math.horner(numerator, inverse)
+            / (_fixed_math.horner(denominator, inverse) * z))
+
+
+def lower_half_ndtri(p: jax.Array, *, p_min: float) -> jax.Array:
+    """:func:`ndtri` (``<= 0``) for ``p`` in ``[p_min, 1/2]``, bit for bit.
+
+    Args:
+        p: float array, every element in ``[p_min, 1/2]`` (not checked: the caller's
+            construction guarantees it).
+        p_min: a static lower bound of ``p``; the far-tail branch is traced only if
+            ``p_min < exp(-32)``.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> p = jnp.array([2.0 ** -33, 0.01, 0.3, 0.5], jnp.float32)
+        >>> bool((lower_half_ndtri(p, p_min=2.0 ** -33) == ndtri(p)).all())
+        True
+    """
+    dtype = p.dtype.type
+    polynomial = _fixed_math.horner
+    w = p - dtype(0.5)
+    ww = lax.square(w)
+    centre = w + _fixed_math.rounded(
+        w * ww * (polynomial(CENTRE_P, ww) / polynomial(CENTRE_Q, ww)), w)
+    # ndtri multiplies by -sqrt(2 pi) and negates below 1/2: the same value, exactly.
+    centre = centre * dtype(np.sqrt(2.0 * np.pi))
+    z, first_term = _tail_terms(p)
+    tail = first_term - _tail_ratio(TAIL_P, TAIL_Q, z)
+    if p_min < FAR_TAIL_BELOW:
+        far_tail = first_term - _tail_ratio(FAR_TAIL_P, FAR_TAIL_Q, z)
+        tail = jnp.where(z >= dtype(8.0), far_tail, tail)
+    return jnp.where(p > dtype(CENTRE_BELOW), centre, -tail)
+
+
+def normal_of_word(word: jax.Array, dtype) -> jax.Array:
+    """The standard normal ``-+ndtri(p)`` of stream words: the top bit picks the sign and the
+    other bits give ``p`` (see ``_unit.symmetric_unit``), computed in ``dtype``."""
+    upper, p = _unit.symmetric_unit(word, dtype)
+    lower_tail = lower_half_ndtri(p, p_min=2.0 ** -(word.dtype.itemsize * 8 + 1))
+    return jnp.where(upper, -lower_tail, lower_tail)
+
+
+def ndtri(p: jax.Array) -> jax.Array:
+    """The inverse of the standard normal CDF on ``[0, 1]`` (``-inf`` at 0, ``inf`` at 1), by
+    the algorithm of jax 0.10.2's ``jax.scipy.special.ndtri``, every product rounded on its own: the
+    lower of ``p`` and ``1 - p`` (for ``p > 1 - exp(-2)``) goes through the central
+    (``> exp(-2)``), tail or far-tail (``z >= 8``) approximation, and the sign is restored.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> [round(float(v), 6) for v in ndtri(jnp.array([0.025, 0.5, 0.975]))]
+        [-1.959964, 0.0, 1.959964]
+    """
+    dtype = p.dtype.type
+    polynomial = _fixed_math.horner
+    complement = jnp.where(p > dtype(-np.expm1(-2.0)), dtype(1) - p, p)
+    # 0 (p = 0 or 1) is replaced by any harmless value; those elements are set at the end.
+    q = jnp.where(complement == dtype(0), dtype(0.5), complement)
+    w = q - dtype(0.5)
+    ww = lax.square(w)
+    centre = w + _fixed_math.rounded(
+        w * ww * (polynomial(CENTRE_P, ww) / polynomial(CENTRE_Q, ww)), w)
+    centre = centre * -dtype(np.sqrt(2.0 * np.pi))
+    z, first_term = _tail_terms(q)
+    far_tail = first_term - _tail_ratio(FAR_TAIL_P, FAR_TAIL_Q, z)
+    tail = first_term - _tail_ratio(TAIL_P, TAIL_Q, z)
+    x = jnp.where(q > dtype(CENTRE_BELOW), centre,
+                  jnp.where(z >= dtype(8.0), far_tail, tail))
+    x = jnp.where(p > dtype(1.0 - np.exp(-2.0)), x, -x)
+    infinity = jnp.full_like(p, np.inf)
+    return jnp.where(p == dtype(0), -infinity, jnp.where(p == dtype(1), infinity, x))
+
+
+def ndtr(x: jax.Array) -> jax.Array:
+    """The standard normal CDF, by the algorithm of jax 0.10.2's ``jax.scipy.special.ndtr``:
+    ``(1 + erf(x / sqrt 2)) / 2`` near 0 (``|x| < 1``), ``erfc(|x| / sqrt 2) / 2`` or
+    ``1 -`` that beyond, with this project's float32 ``erfc`` (:func:`_fixed_math.erfc`).
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> [round(float(v), 6) for v in ndtr(jnp.array([-1.959964, 0.0, 1.959964]))]
+        [0.025, 0.5, 0.975]
+    """
+    dtype = x.dtype.type
+    half_sqrt_2 = dtype(0.5) * np.sqrt(2.0, dtype=dtype)
+    # Beyond |x| = 40 the CDF is 0 or 1 in float64 as in float32; clamped, x is finite (or
+    # NaN), so x / sqrt(2) can be rounded on its own (not fused into erfc's first steps, as
+    # XLA 0.10.2 did in scalar code only).
+    x = jnp.clip(x, dtype(-40), dtype(40))
+    w = _fixed_math.rounded(x * half_sqrt_2, x)
+    z = lax.abs(w)
+    y = jnp.where(z < half_sqrt_2, dtype(1.0) + lax.erf(w),
+                  jnp.where(w > dtype(0.0), dtype(2.0) - _fixed_math.erfc(z),
+                            _fixed_math.erfc(z)))
+    return dtype(0.5) * y

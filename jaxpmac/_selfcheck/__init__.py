@@ -1,0 +1,3 @@
+"""``python -m jaxpmac``: the bundled known answers and the check against them. Uses the whole
+package, and nothing imports it.
+"""
