@@ -23,10 +23,6 @@ BINOMIAL_RETRY_LABEL = "jaxpmac.binomial.retry"
 SMALL_MEAN = 10.0
 
 
-def _compute_dtype():
-    return jnp.dtype(jnp.float64 if _sampler_args.x64_enabled() else jnp.float32)
-
-
 def _inversion(u, first_pmf, next_ratio, limit):
     """The smallest ``k`` with ``u <= P(0) + ... + P(k)``, by sequential search from 0.
 
@@ -141,7 +137,7 @@ def poisson(state, lam, shape=None, dtype=None):
     """
     _bits.check_state(state, name="poisson")
     dtype = _sampler_args.int_dtype(dtype, name="poisson")
-    lam = _sampler_args.real_param(lam, name="poisson lam", dtype=_compute_dtype())
+    lam = _sampler_args.real_param(lam, name="poisson lam", dtype=_sampler_args.widest_float())
     shape = _sampler_args.output_shape(shape, [lam], name="poisson")
     if math.prod(shape) == 0:
         return jnp.zeros(shape, dtype)
@@ -218,7 +214,9 @@ def _binomial_flat(state, retries, count, prob, cdtype, *, n_draws):
 
 
 @partial(jax.jit, static_argnames=("shape", "dtype"))
-def _binomial_impl(state, retries, count, prob, *, shape, dtype):
+def binomial_of_hashed(state, retries, count, prob, *, shape, dtype):
+    """``binomial`` of a hashed state and its retry family (``_hashed``), with validated
+    parameters: the jitted body of :func:`binomial`, and each step of ``multinomial``."""
     # Scalar parameters stay scalars, as in poisson: broadcast, every parameter derived from
     # them was an array of the draw's size (25.8x the output's memory at the peak, against 10x
     # for jax.random's binomial).
@@ -257,10 +255,10 @@ def binomial(state, n, p, shape=None, dtype=None):
     """
     _bits.check_state(state, name="binomial")
     dtype = _sampler_args.float_dtype(dtype, name="binomial")
-    n = _sampler_args.real_param(n, name="binomial n", dtype=_compute_dtype())
-    p = _sampler_args.real_param(p, name="binomial p", dtype=_compute_dtype())
+    n = _sampler_args.real_param(n, name="binomial n", dtype=_sampler_args.widest_float())
+    p = _sampler_args.real_param(p, name="binomial p", dtype=_sampler_args.widest_float())
     shape = _sampler_args.output_shape(shape, [n, p], name="binomial")
     if math.prod(shape) == 0:
         return jnp.zeros(shape, dtype)
-    return _binomial_impl(hashed(state), family_static(state, BINOMIAL_RETRY_LABEL), n, p,
+    return binomial_of_hashed(hashed(state), family_static(state, BINOMIAL_RETRY_LABEL), n, p,
                           shape=shape, dtype=dtype)

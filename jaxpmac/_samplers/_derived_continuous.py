@@ -43,7 +43,7 @@ from jaxpmac._samplers._gamma_family import gamma_streams, log_gamma_flat
 from jaxpmac._samplers._hashed import hashed
 from jaxpmac._samplers._normal import standard_normal
 from jaxpmac._samplers._registry import sampler
-from jaxpmac._samplers._simple_continuous import _exponential as exponential_of_word
+from jaxpmac._samplers._simple_continuous import exponential_of_word
 from jaxpmac._samplers._simple_continuous import unit_transform
 
 T_GAMMA_LABEL = "jaxpmac.t.gamma"

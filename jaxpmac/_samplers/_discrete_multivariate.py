@@ -130,7 +130,7 @@ def geometric(state, p, shape=None, dtype=None):
     """
     _bits.check_state(state, name="geometric")
     dtype = _sampler_args.int_dtype(dtype, name="geometric")
-    p = _sampler_args.real_param(p, name="geometric p", dtype=_counts._compute_dtype())
+    p = _sampler_args.real_param(p, name="geometric p", dtype=_sampler_args.widest_float())
     shape = _sampler_args.output_shape(shape, [p], name="geometric")
     if math.prod(shape) == 0:
         return jnp.zeros(shape, dtype)
@@ -167,7 +167,7 @@ def _multinomial_impl(base, n, p, *, shape, dtype):
     def category(remainder, j_ratio):
         j, ratio = j_ratio
         sub = base.split(j)
-        count = _counts._binomial_impl(
+        count = _counts.binomial_of_hashed(
             hashed(sub), family_static(sub, _counts.BINOMIAL_RETRY_LABEL), remainder, ratio,
             shape=(remainder.shape[0],), dtype=cdtype)
         return remainder - count, count
@@ -217,7 +217,7 @@ def multinomial(state, n, p, *, shape=None, dtype=None, unroll=1):
     if not isinstance(unroll, (int, np.integer)):
         raise TypeError(f"multinomial unroll accepts an int or a bool, but was given "
                         f"{_inputs.describe(unroll)}")
-    cdtype = _counts._compute_dtype()
+    cdtype = _sampler_args.widest_float()
     n = _sampler_args.real_param(n, name="multinomial n", dtype=cdtype)
     p = _sampler_args.real_param(p, name="multinomial p", dtype=cdtype)
     if p.ndim < 1:

@@ -371,7 +371,7 @@ def choice(state, a, shape=(), replace=True, p=None, axis=0, mode=None):
         raise ValueError(f"choice draws from at most 2**31 - 1 entries, but a has {n}")
     has_p = p is not None
     if has_p:
-        p_dtype = jnp.float64 if _sampler_args.x64_enabled() else jnp.float32
+        p_dtype = _sampler_args.widest_float()
         p_given = p  # checked on the host when concrete (under jit, p below is traced)
         p = _sampler_args.real_param(p, name="choice p", dtype=p_dtype)
         if p.shape != (n,):

@@ -48,6 +48,11 @@ def float_dtype(dtype, *, name: str) -> np.dtype:
                          accepts=FLOAT_ACCEPTS, narrow="float32")
 
 
+def widest_float() -> np.dtype:
+    """float64 with x64 on, else float32: the dtype the count samplers compute in."""
+    return jnp.dtype(jnp.float64 if x64_enabled() else jnp.float32)
+
+
 def int_dtype(dtype, *, name: str) -> np.dtype:
     """An integer output dtype; ``None`` (or ``int``) is JAX's default int."""
     return _output_dtype(dtype, name=name, builtin=int, allowed=_INTS, accepts=INT_ACCEPTS,

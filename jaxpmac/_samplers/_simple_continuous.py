@@ -22,7 +22,8 @@ from jaxpmac._samplers._hashed import hashed
 from jaxpmac._samplers._registry import sampler
 
 
-def _exponential(word, cdtype):
+def exponential_of_word(word, cdtype):
+    """An exponential variate of each stream word (also the derived samplers' source)."""
     _, log_q = _unit.log_unit_pair(word, cdtype)
     return -log_q
 
@@ -50,7 +51,7 @@ def _cauchy(word, cdtype):
     return jnp.where(upper, magnitude, -magnitude)
 
 
-_TRANSFORMS = {"exponential": _exponential, "gumbel": _gumbel, "logistic": _logistic,
+_TRANSFORMS = {"exponential": exponential_of_word, "gumbel": _gumbel, "logistic": _logistic,
                "laplace": _laplace, "cauchy": _cauchy}
 
 
