@@ -49,6 +49,11 @@ def f32(x) -> float:
     return float(np.float32(x))
 
 
+def flush32(x: float) -> float:
+    """A float32 parameter as jaxpmac reads it: subnormals as zero (``_sampler_args``)."""
+    return 0.0 if abs(x) < np.finfo(np.float32).tiny else x
+
+
 def nextafter32(x: float, toward: float) -> float:
     return float(np.nextafter(np.float32(x), np.float32(toward)))
 
@@ -287,7 +292,7 @@ def truncated_normal(msg: Message, lower: list[float], upper: list[float]) -> li
     ``ndtri(Phi(a) + u (Phi(b) - Phi(a)))`` on the mirror image when ``lower > 0``, clipped
     into ``(nextafter(lower, inf), nextafter(upper, -inf))``."""
     out = []
-    for word, lo, hi in zip(msg.words32(len(lower)), lower, upper):
+    for word, lo, hi in zip(msg.words32(len(lower)), map(flush32, lower), map(flush32, upper)):
         flip = lo > 0
         a, b = (-hi, -lo) if flip else (lo, hi)
         cdf_a, cdf_b = f32(ndtr(a)), f32(ndtr(b))

@@ -21,7 +21,7 @@ def sampler(draw: Callable | None = None, *, prefix: str = ""):
     """Registers ``draw`` as the public sampler ``prefix + draw.__name__`` and ends its draw.
 
     Example:
-        >>> from jaxpmac import _registry
+        >>> from jaxpmac._samplers import _registry
         >>> _registry.SAMPLERS["normal"].__name__
         'normal'
     """

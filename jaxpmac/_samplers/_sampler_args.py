@@ -61,7 +61,12 @@ def int_dtype(dtype, *, name: str) -> np.dtype:
 
 def real_param(value, *, name: str, dtype) -> jax.Array:
     """A real-valued parameter (Python number or int/float array, traced or not) as an array of
-    the computation ``dtype``. Bools, complex numbers and non-numeric input are a TypeError."""
+    the computation ``dtype``. Bools, complex numbers and non-numeric input are a TypeError.
+
+    A subnormal parameter is read as zero, on every platform: XLA's CPU and TPU backends flush
+    subnormals to zero in compiled code, a GPU need not, and a sampler's branch on a
+    parameter's sign (``truncated_normal`` mirrors a positive lower bound) must not differ.
+    """
     if isinstance(value, (bool, np.bool_)) or not isinstance(
             value, (int, float, np.integer, np.floating, np.ndarray, jax.Array)):
         raise TypeError(f"{name} accepts real numbers or arrays of them, but was given "
@@ -70,7 +75,12 @@ def real_param(value, *, name: str, dtype) -> jax.Array:
                                         or jnp.issubdtype(value.dtype, jnp.floating)):
         raise TypeError(f"{name} accepts real numbers or arrays of them, but was given "
                         f"{_inputs.describe(value)}")
-    return jnp.asarray(value).astype(dtype)
+    param = jnp.asarray(value).astype(dtype)
+    if not jnp.issubdtype(param.dtype, jnp.floating):
+        return param
+    # Zeros stay as they are (their sign, and their derivatives through the sampler).
+    subnormal = (jnp.abs(param) < jnp.finfo(param.dtype).tiny) & (param != 0)
+    return jnp.where(subnormal, jnp.zeros_like(param), param)
 
 
 def output_shape(shape, params, *, name: str) -> tuple[int, ...]:

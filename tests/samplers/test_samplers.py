@@ -14,7 +14,9 @@ from absl.testing import parameterized
 
 import jaxpmac as jp
 from conftest import peak_over_output
+from jaxpmac._lowering import LOWERINGS, force_lowering
 from jaxpmac._samplers import _hashed
+from jaxpmac._samplers import _normal
 from jaxpmac._samplers import _uniform
 
 SHAPE = (2, 3)
@@ -146,10 +148,10 @@ def test_randint_reads_64_bit_word_i():
 
 def test_different_seeds_share_one_compiled_program():
     jp.normal(jp.key(1), (7,))
-    before = jp._normal._normal_impl._cache_size()
+    before = _normal._normal_impl._cache_size()
     jp.normal(jp.key(2), (7,))
     jp.normal(jp.key(3).split(4), (7,))
-    assert jp._normal._normal_impl._cache_size() == before
+    assert _normal._normal_impl._cache_size() == before
 
 
 def test_vmap_over_states():
@@ -522,3 +524,17 @@ def test_derived_samplers_edge_parameters():
     assert np.isnan(jp.triangular(s, jnp.array([1.0, 0.0]), jnp.array([0.0, 2.0]), 1.0)).all()
     x = np.asarray(jp.triangular(s, -1.0, -1.0, 2.0, (1000,)))      # mode at an end
     assert ((-1 <= x) & (x <= 2)).all()
+
+
+@pytest.mark.parametrize("lowering", LOWERINGS)
+def test_subnormal_parameters_are_read_as_zero_on_every_lowering(lowering):
+    # XLA's CPU flushes subnormals in compiled code, a GPU need not: the samplers read them as
+    # zero themselves, so a sign branch (truncated_normal's mirror for lower > 0) is the same.
+    tiny = np.float32(1.4e-45)
+    state = jp.key(0)
+    with force_lowering(lowering):
+        draws = [jax.jit(lambda lo, hi: jp.truncated_normal(state, lo, hi, (5,)))(lo, hi)
+                 for lo, hi in ((tiny, np.float32(1.0)), (np.float32(0.0), np.float32(1.0)))]
+        gammas = [jp.gamma(state, a, (5,)) for a in (tiny, np.float32(0.0))]
+    np.testing.assert_array_equal(draws[0], draws[1])
+    np.testing.assert_array_equal(gammas[0], gammas[1])

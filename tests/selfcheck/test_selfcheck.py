@@ -71,7 +71,7 @@ def test_a_corrupted_hail_value_fails(field, bad):
 def test_the_check_fails_under_python_optimize():
     # ``python -O`` strips asserts; the self-check must still fail on a wrong answer.
     program = (
-        "from jaxpmac import _known_answers as known, _selfcheck as selfcheck\n"
+        "from jaxpmac._selfcheck import _check as selfcheck, _known_answers as known\n"
         "rounds, key, block, expected = known.RANDOM123_THREEFRY4X64[0]\n"
         "bad = (expected[0] ^ 1, *expected[1:])\n"
         "selfcheck.check_threefish(vectors=(), random123=[(rounds, key, block, bad)])\n")
