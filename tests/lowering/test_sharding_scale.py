@@ -37,9 +37,7 @@ SCRIPT = textwrap.dedent(r"""
 
     check("bits", lambda: jp.bits(state, shape))
     check("jax_random_bits", lambda: jax.random.bits(jp.as_jax_key(state), shape, jnp.uint32))
-    report["has_normal"] = hasattr(jp, "normal")
-    if report["has_normal"]:
-        check("normal", lambda: jp.normal(state, shape))
+    check("normal", lambda: jp.normal(state, shape))
 
     # shard_map: each device draws its own noise from state.split(device index).
     def device_index():
@@ -77,8 +75,6 @@ def test_sharded_draw_equals_one_device_without_collectives(report, name):
 
 
 def test_sharded_normal_equals_one_device_without_collectives(report):
-    if not report["has_normal"]:
-        pytest.skip("jaxpmac.normal does not exist yet (samplers are a separate issue)")
     assert report["normal"] == dict(equal=True, sharded=True, shards=8, collectives=[])
 
 
