@@ -219,19 +219,6 @@ def encrypt_rolled(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[
         return tuple(w.to_pair(x, shape) for x in wide)
 
 
-@partial(jax.jit, static_argnames=("key", "tweak", "rounds", "native"))
-def _encrypt_rolled_shared(block, *, key: tuple[int, ...], tweak: tuple[int, ...], rounds: int,
-                           native: bool) -> tuple[w.Word, ...]:
-    """:func:`encrypt_rolled` of a dynamic block under a static key and tweak, as one jitted
-    function: the message hash's encryptions (a traced nonce in block 0 next to static labels,
-    a full block of dynamic words) of every draw site with the same tweak share one trace and
-    one lowered function. Why: traced separately, each site's ``scan`` added its own tracing and
-    lowering time, which dominated before XLA started on programs of many draw sites
-    (benchmarks/README.md, "Constants of the CPU lowering"). Static block words arrive as
-    constants and XLA folds them after inlining the call."""
-    return encrypt_rolled(key, tweak, block, rounds=rounds, native=native)
-
-
 def encrypt_words(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[w.Word],
                   *, native: bool, rolled: bool, wide: bool = False,
                   rounds: int = ROUNDS) -> tuple[w.Word, ...]:
@@ -245,19 +232,35 @@ def encrypt_words(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[w
     """
     if all(w.is_static(x) for x in (*tweak, *block)):
         return encrypt(key, tweak, block, rounds=rounds)
-    if rolled:
-        if all(w.is_static(t) for t in tweak):
-            shape = _dynamic_shape(block)
-            return _encrypt_rolled_shared(
-                tuple(_as_dynamic(x, shape, native=native) for x in block),
-                key=tuple(key), tweak=tuple(tweak), rounds=rounds, native=native)
-        return encrypt_rolled(key, tweak, block, rounds=rounds, native=native)
+    wide = wide and not rolled   # the rolled cipher has one form: one cache entry
     if all(w.is_static(t) for t in tweak):
         shape = _dynamic_shape(block)
-        return _encrypt_unrolled_shared(
-            tuple(_as_dynamic(x, shape, native=native) for x in block),
-            key=tuple(key), tweak=tuple(tweak), rounds=rounds, native=native, wide=wide)
+        return _encrypt_shared(tuple(_as_dynamic(x, shape, native=native) for x in block),
+                               key=tuple(key), tweak=tuple(tweak), rounds=rounds,
+                               native=native, rolled=rolled, wide=wide)
+    return _encrypt_dynamic(key, tweak, block, rounds=rounds, native=native, rolled=rolled,
+                            wide=wide)
+
+
+def _encrypt_dynamic(key, tweak, block, *, rounds: int, native: bool, rolled: bool,
+                     wide: bool) -> tuple[w.Word, ...]:
+    if rolled:
+        return encrypt_rolled(key, tweak, block, rounds=rounds, native=native)
     return _encrypt_unrolled(key, tweak, block, rounds=rounds, native=native, wide=wide)
+
+
+@partial(jax.jit, static_argnames=("key", "tweak", "rounds", "native", "rolled", "wide"))
+def _encrypt_shared(block, *, key: tuple[int, ...], tweak: tuple[int, ...], rounds: int,
+                    native: bool, rolled: bool, wide: bool) -> tuple[w.Word, ...]:
+    """The cipher of a dynamic block under a static key and tweak, as one jitted function: the
+    message hash's encryptions (a traced nonce in block 0 next to static labels, a full block
+    of dynamic words) of every draw site with the same tweak share one trace and one lowered
+    function. Why: traced separately, each site's cipher added its own tracing and lowering
+    time, which dominated before XLA started on programs of many draw sites
+    (benchmarks/README.md, "Constants of the CPU lowering"). Static block words arrive as
+    constants and XLA folds them after inlining the call."""
+    return _encrypt_dynamic(key, tweak, block, rounds=rounds, native=native, rolled=rolled,
+                            wide=wide)
 
 
 def _encrypt_unrolled(key, tweak, block, *, rounds: int, native: bool,
@@ -273,13 +276,3 @@ def _encrypt_unrolled(key, tweak, block, *, rounds: int, native: bool,
             return tuple(w.to_pair(x, shape) for x in out)
     return tuple(_as_dynamic(x, shape, native=native)
                  for x in encrypt(key, tweak, block, rounds=rounds))
-
-
-@partial(jax.jit, static_argnames=("key", "tweak", "rounds", "native", "wide"))
-def _encrypt_unrolled_shared(block, *, key: tuple[int, ...], tweak: tuple[int, ...],
-                             rounds: int, native: bool, wide: bool) -> tuple[w.Word, ...]:
-    """:func:`_encrypt_unrolled` under a static key and tweak as one jitted function, shared by
-    every draw site's message hash, as :func:`_encrypt_rolled_shared` (traced at each site,
-    the unrolled cipher's tracing dominated programs of many draw sites: benchmarks/README.md,
-    "Constants of the CPU lowering")."""
-    return _encrypt_unrolled(key, tweak, block, rounds=rounds, native=native, wide=wide)
