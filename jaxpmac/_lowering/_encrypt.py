@@ -6,7 +6,7 @@ from typing import Sequence
 
 from jaxpmac._cipher import _threefish
 from jaxpmac._cipher import _words as w
-from jaxpmac._lowering._platform import by_platform
+from jaxpmac._lowering._platform import by_platform, dynamic_part, with_dynamic
 
 
 def encrypt_words(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[w.Word], *,
@@ -20,15 +20,14 @@ def encrypt_words(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[w
     words = (*tweak, *block)
     if all(w.is_static(x) for x in words):
         return _threefish.encrypt(key, tweak, block, rounds=rounds)
-    dynamic = {i: x for i, x in enumerate(words) if not w.is_static(x)}
 
     def lowered(**how):
-        def encrypt_dynamic(dynamic_words):
-            here = [dynamic_words.get(i, x) for i, x in enumerate(words)]
+        def encrypt_dynamic(dynamic):
+            here = with_dynamic(words, dynamic)
             return _threefish.encrypt_words(key, here[:len(tweak)], here[len(tweak):],
                                             native=native, rounds=rounds, **how)
         return encrypt_dynamic
 
-    return by_platform(dynamic, rolled=lowered(rolled=True),
+    return by_platform(dynamic_part(words), rolled=lowered(rolled=True),
                        elementwise=lowered(rolled=False, wide=True),
                        elementwise_pairs=lowered(rolled=False))

@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
-from typing import Callable, Iterator, Optional
+from typing import Callable, Iterator, Optional, Sequence
 
 import jax
 from jax import lax
@@ -78,6 +78,17 @@ def _forced_as(name: Optional[str]) -> Iterator[None]:
         yield
     finally:
         _forced.name = previous
+
+
+def dynamic_part(values: Sequence) -> dict:
+    """The dynamic entries of ``values`` by position: what crosses :func:`by_platform`. The
+    static ones (Python ints) stay out of it, folded into each branch by :func:`with_dynamic`."""
+    return {i: x for i, x in enumerate(values) if not isinstance(x, int)}
+
+
+def with_dynamic(values: Sequence, dynamic: dict) -> tuple:
+    """``values`` with the entries of ``dynamic`` put in place (the static ones kept)."""
+    return tuple(dynamic.get(i, x) for i, x in enumerate(values))
 
 
 def by_platform(*args, rolled: Callable, elementwise: Callable,

@@ -16,17 +16,7 @@ import jax.numpy as jnp
 from jaxpmac._cipher import _words as w
 from jaxpmac._cipher._stream import elements_per_block, map_words, mapped_dtype
 from jaxpmac._lowering import _chunks, _elementwise, _lanes, _stream_lanes
-from jaxpmac._lowering._platform import by_platform
-
-def _dynamic_part(values: tuple) -> dict:
-    """The dynamic entries of ``values`` by position: what a traced function takes as input."""
-    return {i: x for i, x in enumerate(values) if not isinstance(x, int)}
-
-
-def _with_dynamic(values: tuple, dynamic: dict) -> tuple:
-    """``values`` with the entries of ``dynamic`` put in place (the static ones kept)."""
-    return tuple(dynamic.get(i, x) for i, x in enumerate(values))
-
+from jaxpmac._lowering._platform import by_platform, dynamic_part, with_dynamic
 
 def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word, skip,
                   n: int, n_blocks: int, dtype, *, native: bool, word_map=None,
@@ -57,11 +47,11 @@ def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word,
     window = dict(n=n, n_blocks=n_blocks, dtype=dtype, word_map=word_map, x64=x64)
 
     def one(dynamic):
-        *h, final_tweak, first_block, skip = _with_dynamic(values, dynamic)
+        *h, final_tweak, first_block, skip = with_dynamic(values, dynamic)
         return _chunks.one_window(tuple(h), final_tweak, first_block, skip, native=native, **window)
 
     def lanes(dynamic, *, folded):
-        *h, final_tweak, first_block, skip = _with_dynamic(values, dynamic)
+        *h, final_tweak, first_block, skip = with_dynamic(values, dynamic)
         return _stream_lanes.lanes_window(tuple(h), final_tweak, first_block, skip,
                                           folded=folded, **window)
 
@@ -70,16 +60,16 @@ def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word,
 
     def elementwise(*, wide):
         def elementwise_window(dynamic):
-            *h, final_tweak, first_block, skip = _with_dynamic(values, dynamic)
+            *h, final_tweak, first_block, skip = with_dynamic(values, dynamic)
             words = _elementwise.stream_window(h, final_tweak, first_block, skip, shape=shape,
                                                dtype=dtype, wide=wide)
             # Flat like the rolled lowering's; XLA folds this reshape into the caller's.
             return map_words(word_map, words, x64=x64).reshape(n)
         return elementwise_window
 
-    return by_platform(_dynamic_part(values), rolled=rolled,
-                                 elementwise=elementwise(wide=True),
-                                 elementwise_pairs=elementwise(wide=False))
+    return by_platform(dynamic_part(values), rolled=rolled,
+                       elementwise=elementwise(wide=True),
+                       elementwise_pairs=elementwise(wide=False))
 
 
 def counter_stream(h: Sequence[w.Word], final_tweak: int, first_block: w.Word, n_blocks: int,
