@@ -5,9 +5,14 @@ Usage::
     python -m benchmarks.run                      # full run, sizes picked from free memory
     python -m benchmarks.run --smoke              # < 60 s, tiny sizes (used by the tests)
     python -m benchmarks.run --sizes 2**16 2**20 --repeats 7 --out benchmarks/results
+    python -m benchmarks.run --isa all            # once per XLA CPU instruction-set level
 
 Writes ``<out>/<backend>/results.json``, ``results.md`` and ``results.png`` (backend = ``cpu``,
-``gpu``/``cuda``, ``tpu``...). Every contender of one workload and size is timed in the same
+``gpu``/``cuda``, ``tpu``...; ``cpu-AVX2`` etc. where XLA_FLAGS caps the CPU backend's
+instruction set with ``--xla_cpu_max_isa``). With ``--isa``, each level runs in a process of
+its own under XLA_FLAGS extended by ``--xla_cpu_max_isa=LEVEL`` (XLA reads the flag once, when
+its CPU backend starts), writing ``<out>/cpu-LEVEL/``, and ``<out>/cpu-isa/results.md`` tables
+the pair path's ratios at every level. Every contender of one workload and size is timed in the same
 process, interleaved repeat by repeat, so that ratios stay meaningful on a busy machine; the
 reported time is the median after a warm-up call. Ratios are ``time(jax.random default) /
 time(contender)``: above 1 is faster than ``jax.random``.
@@ -35,7 +40,8 @@ import numpy as np
 from jax import lax
 
 import jaxpmac as jp
-from benchmarks._host import available_memory_bytes, host_cpu
+from benchmarks._host import (HOST_DEFAULT, ISA_LEVELS, available_memory_bytes, host_cpu,
+                              isa_levels_asked, process_isa, run_under_isa)
 from jaxpmac._samplers import _bits
 
 DEFAULT_SIZES = tuple(2 ** k for k in range(16, 27, 2))
@@ -406,6 +412,7 @@ def run(args, checkpoint: Optional[Callable[[dict], object]] = None) -> dict:
     if cfg["skipped_sizes"]:
         notes.append(f"sizes {cfg['skipped_sizes']} skipped: not enough free memory")
     contenders = jax_contenders(notes)
+    cfg["baseline"] = next(c.name for c in contenders if c.is_default)
     have = _samplers_available(notes)
     only = set(args.workloads) if args.workloads else None
 
@@ -447,6 +454,9 @@ def run(args, checkpoint: Optional[Callable[[dict], object]] = None) -> dict:
         progress = tqdm(tasks, desc="benchmarks", unit="task", file=sys.stderr)
     except ImportError:
         progress = tasks
+    # The process's first XLA compile also starts LLVM's JIT; keep that out of the first
+    # contender's compile time.
+    jax.block_until_ready(jax.jit(lambda x: x + 1)(jnp.uint32(0)))
     records = []
     for i, (workload, param, size, bps, builders) in enumerate(progress):
         if progress is tasks:
@@ -477,7 +487,7 @@ def run(args, checkpoint: Optional[Callable[[dict], object]] = None) -> dict:
 def _result(cfg, notes, records) -> dict:
     return dict(
         backend=jax.default_backend(), device=str(jax.devices()[0].device_kind),
-        host_cpu=host_cpu(),
+        host_cpu=host_cpu(), isa=process_isa(), xla_flags=os.environ.get("XLA_FLAGS", ""),
         jax_version=jax.__version__, jaxpmac_version=getattr(jp, "__version__", None),
         numpy_version=np.__version__, python=platform.python_version(),
         cpu_count=os.cpu_count(), created=datetime.datetime.now().isoformat(timespec="seconds"),
@@ -496,7 +506,9 @@ def markdown(result: dict) -> str:
     lines = [f"# jaxpmac benchmarks: {result['backend']} ({result['device']})", "",
              f"jax {result['jax_version']}, numpy {result['numpy_version']}, "
              f"{result['cpu_count']} CPUs ({result.get('host_cpu', 'host CPU not recorded')}), "
-             f"{result['created']}; median of "
+             f"{result['created']}; XLA CPU instruction set: "
+             f"{result.get('isa', 'not recorded')} (XLA_FLAGS: "
+             f"`{result.get('xla_flags') or ''}`); median of "
              f"{result['config']['repeats']} interleaved repeats after a warm-up. "
              "`x jax` = time of jax.random's default / time of the row (higher is faster).", ""]
     by_workload: dict[str, list[dict]] = {}
@@ -562,8 +574,17 @@ def plot(result: dict, path: pathlib.Path) -> Optional[str]:
     return None
 
 
+def folder_name(result: dict) -> str:
+    """The backend, and on the CPU the ISA level XLA_FLAGS caps it at (``cpu-AVX2``), so that
+    runs under ``--xla_cpu_max_isa`` do not overwrite the host default's."""
+    isa = result.get("isa", HOST_DEFAULT)
+    if result["backend"] == "cpu" and isa != HOST_DEFAULT:
+        return f"cpu-{isa}"
+    return result["backend"]
+
+
 def write(result: dict, out: pathlib.Path, *, with_plot: bool = True) -> pathlib.Path:
-    folder = out / result["backend"]
+    folder = out / folder_name(result)
     folder.mkdir(parents=True, exist_ok=True)
     note = plot(result, folder / "results.png") if with_plot else None
     if note:
@@ -571,6 +592,92 @@ def write(result: dict, out: pathlib.Path, *, with_plot: bool = True) -> pathlib
     (folder / "results.json").write_text(json.dumps(result, indent=1, default=str))
     (folder / "results.md").write_text(markdown(result))
     return folder
+
+
+ISA_FOLDER = "cpu-isa"
+PAIR = "jaxpmac pair"
+
+
+def isa_markdown(results: list[dict]) -> str:
+    """The pair path's ratios at each ISA level: one row per workload and size.
+
+    Args:
+        results: the results of one run per level, lowest level first.
+    """
+    levels = [r["isa"] for r in results]
+    first = results[0]
+    lines = [f"# jaxpmac per XLA CPU instruction set ({first['device']})", "",
+             f"jax {first['jax_version']}, {first['cpu_count']} CPUs ({first['host_cpu']}), "
+             f"{first['created']}; each level in its own process, median of "
+             f"{first['config']['repeats']} interleaved repeats after a warm-up. "
+             f"`x jax` = time of jax.random's default / time of `{PAIR}` (higher is faster); "
+             f"`compile x` = `{PAIR}`'s compile time (trace + lower + XLA compile) / "
+             "jax.random's default's (lower is faster). A process's first jaxpmac program "
+             "also traces jaxpmac's own jitted helpers: the first row's compile time includes "
+             "that once-a-process cost.", "",
+             "XLA_FLAGS of each run: " + "; ".join(
+                 f"{r['isa']}: `{r['xla_flags']}`" for r in results), "",
+             "| workload | param | n | " + " | ".join(
+                 f"{level} x jax | {level} compile x" for level in levels) + " |",
+             "|---|---|---:|" + "---:|---:|" * len(levels)]
+    cells: dict[tuple, dict[str, tuple]] = {}
+    for r in results:
+        by_row: dict[tuple, dict[str, dict]] = {}
+        for rec in r["records"]:
+            row = (rec["workload"], str(rec["param"] if rec["param"] is not None else ""),
+                   rec["size"])
+            by_row.setdefault(row, {})[rec["contender"]] = rec
+        for row, recs in by_row.items():
+            pair, base = recs.get(PAIR), recs.get(r["config"].get("baseline"))
+            if pair is None:
+                continue
+            compile_x = None
+            if base is not None and pair["compile_s"] and base["compile_s"]:
+                compile_x = pair["compile_s"] / base["compile_s"]
+            cells.setdefault(row, {})[r["isa"]] = (pair["ratio_vs_jax_default"], compile_x)
+    for (workload, param, size), at in cells.items():
+        values = [at.get(level, (None, None)) for level in levels]
+        lines.append(f"| {workload} | {param} | {size} | " + " | ".join(
+            f"{_fmt(x, '.2f')} | {_fmt(c, '.2f')}" for x, c in values) + " |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _without_isa(argv: list[str]) -> list[str]:
+    """``argv`` less ``--isa`` and its values (a child runs one level, named in XLA_FLAGS)."""
+    out, skipping = [], False
+    for token in argv:
+        option = token.split("=", 1)[0]
+        if len(option) > 2 and "--isa".startswith(option):  # argparse takes prefixes too
+            skipping = "=" not in token
+            continue
+        if skipping and not token.startswith("-"):
+            continue
+        skipping = False
+        out.append(token)
+    return out
+
+
+def run_isa_levels(levels: list[str], argv: list[str], out: pathlib.Path) -> int:
+    """Runs this benchmark once per level, each in a process of its own, then writes the
+    combined table to ``<out>/cpu-isa/results.{md,json}``."""
+    results = []
+    for level in levels:
+        print(f"== --xla_cpu_max_isa={level}", file=sys.stderr, flush=True)
+        status = run_under_isa("benchmarks.run", _without_isa(argv), level)
+        if status != 0:
+            print(f"{level}: the run failed (exit status {status})", file=sys.stderr)
+            return status
+        results.append(json.loads((out / f"cpu-{level}" / "results.json").read_text()))
+    folder = out / ISA_FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "results.md").write_text(isa_markdown(results))
+    (folder / "results.json").write_text(json.dumps(dict(
+        levels=levels, runs=[f"cpu-{level}/results.json" for level in levels],
+        host_cpu=results[0]["host_cpu"], jax_version=results[0]["jax_version"],
+        xla_flags={r["isa"]: r["xla_flags"] for r in results}), indent=1))
+    print(f"wrote {folder}/results.md", file=sys.stderr)
+    return 0
 
 
 def main(argv=None) -> int:
@@ -590,10 +697,24 @@ def main(argv=None) -> int:
                              "mode defaults to a few)")
     parser.add_argument("--out", default="benchmarks/results", type=pathlib.Path,
                         help="results folder; a subfolder per backend is written")
+    parser.add_argument("--no-plot", action="store_true", help="skip results.png")
+    parser.add_argument("--isa", nargs="+", metavar="LEVEL",
+                        help="run once per XLA CPU instruction-set level "
+                             f"({', '.join(ISA_LEVELS)}, or all: every level this CPU has), "
+                             "each in its own process on the CPU backend, writing "
+                             f"<out>/cpu-LEVEL/ and <out>/{ISA_FOLDER}/")
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(argv)
+    if args.isa:
+        try:
+            levels = isa_levels_asked(args.isa)
+        except ValueError as e:
+            parser.error(str(e))
+        return run_isa_levels(levels, argv, args.out)
     result = run(args, checkpoint=lambda partial: write(partial, args.out, with_plot=False))
-    folder = write(result, args.out)
-    print(f"wrote {folder}/results.json, results.md, results.png", file=sys.stderr)
+    folder = write(result, args.out, with_plot=not args.no_plot)
+    print(f"wrote {folder}/results.json, results.md"
+          + ("" if args.no_plot else ", results.png"), file=sys.stderr)
     return 0
 
 
