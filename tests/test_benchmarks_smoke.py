@@ -14,6 +14,8 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks import _host  # noqa: E402
+from benchmarks import quick  # noqa: E402
 from benchmarks import run as bench  # noqa: E402
 
 WORKLOADS = {"bits", "uniform", "normal", "uniform_bf16", "scan", "vmap", "nesting",
@@ -121,3 +123,89 @@ def test_programs_without_memory_analysis_report_the_device_peak(monkeypatch):
     assert (analysed.peak_bytes, analysed.peak_source) == (99, "memory_analysis")
     assert (unanalysed.peak_bytes, unanalysed.peak_source) == (12345,
                                                                "device peak (process-wide)")
+
+
+def test_json_and_markdown_record_the_isa_level(smoke_result):
+    result = json.loads((smoke_result / "results.json").read_text())
+    assert result["isa"] == _host.process_isa()
+    assert "xla_flags" in result
+    assert f"XLA CPU instruction set: {result['isa']}" in (smoke_result / "results.md").read_text()
+
+
+# -- per instruction-set level (``--isa``): XLA_FLAGS' --xla_cpu_max_isa, a process a level --
+_CPUINFO = """processor\t: 0
+model name\t: Some CPU
+flags\t\t: fpu sse4_2 avx avx2 fma avx512f avx512bw avx512dq
+"""
+
+
+def test_host_isa_levels_need_every_flag_of_a_level():
+    # avx512vl is missing: AVX512 is not a level this CPU has.
+    assert _host.host_isa_levels(_CPUINFO) == ["SSE4_2", "AVX", "AVX2"]
+    assert _host.host_isa_levels("flags : sse4_2 avx avx2\n") == ["SSE4_2", "AVX"]
+    assert _host.host_isa_levels("processor : 0\n") == []
+
+
+def test_process_isa_reads_the_last_max_isa_flag():
+    assert _host.process_isa({}) == _host.HOST_DEFAULT
+    assert _host.process_isa({"XLA_FLAGS": "--xla_cpu_max_isa=AVX --foo=1 "
+                                           "--xla_cpu_max_isa=avx2"}) == "AVX2"
+
+
+def test_a_levels_flags_keep_the_users_other_flags():
+    flags = _host.xla_flags_with_isa("--foo=1 --xla_cpu_max_isa=AVX --bar", "AVX512")
+    assert flags == "--foo=1 --bar --xla_cpu_max_isa=AVX512"
+    assert _host.xla_flags_with_isa("", "SSE4_2") == "--xla_cpu_max_isa=SSE4_2"
+
+
+def test_isa_option_names_levels_in_order_and_refuses_others():
+    host = _host.host_isa_levels()
+    if host:
+        assert _host.isa_levels_asked(["all"]) == host
+        assert _host.isa_levels_asked([",".join(reversed(host))]) == host
+    with pytest.raises(ValueError, match="not one of"):
+        _host.isa_levels_asked(["AVX3"])
+
+
+def test_child_arguments_leave_out_the_isa_option():
+    assert bench._without_isa(["--smoke", "--isa", "AVX2", "AVX512", "--out", "x"]) == [
+        "--smoke", "--out", "x"]
+    assert bench._without_isa(["--is=all", "--smoke"]) == ["--smoke"]
+    assert quick._split_isa_tokens(["all", "bits22,vmap"], None) == (["all"], "bits22,vmap")
+    assert quick._split_isa_tokens(["AVX2,AVX512"], "site1") == (["AVX2,AVX512"], "site1")
+
+
+def _one_isa_level() -> str:
+    levels = _host.host_isa_levels()
+    if not levels:
+        pytest.skip("no x86 instruction-set levels on this host")
+    return "AVX2" if "AVX2" in levels else levels[0]
+
+
+def test_isa_run_writes_a_folder_per_level_and_a_combined_table(tmp_path, monkeypatch):
+    level = _one_isa_level()
+    # Another flag of the user's, which the level's run must keep.
+    kept = "--xla_force_host_platform_device_count=1"
+    monkeypatch.setenv("XLA_FLAGS", kept)
+    assert bench.main(["--smoke", "--isa", level, "--workloads", "bits", "--no-plot",
+                       "--out", str(tmp_path)]) == 0
+    result = json.loads((tmp_path / f"cpu-{level}" / "results.json").read_text())
+    assert (result["backend"], result["isa"]) == ("cpu", level)
+    assert result["xla_flags"].split() == [kept, f"--xla_cpu_max_isa={level}"]
+    assert {r["workload"] for r in result["records"]} == {"bits"}
+    assert f"XLA CPU instruction set: {level}" in (
+        tmp_path / f"cpu-{level}" / "results.md").read_text()
+    table = (tmp_path / bench.ISA_FOLDER / "results.md").read_text()
+    assert f"| {level} x jax | {level} compile x |" in table
+    row = next(line for line in table.splitlines() if line.startswith("| bits |"))
+    ratio, compile_ratio = (float(x) for x in row.strip(" |").split("|")[-2:])
+    assert ratio > 0 and compile_ratio > 0
+
+
+def test_quick_isa_prints_a_table_per_level(capsys):
+    level = _one_isa_level()
+    assert quick.main(["--isa", level, "bits16"]) == 0
+    out = capsys.readouterr().out
+    assert f"| workload | {level} |" in out
+    assert next(line for line in out.splitlines() if line.startswith("| bits16 |")).count(
+        "x") == 2   # run time ratio / compile time ratio
