@@ -1,4 +1,5 @@
-"""Elementary functions whose values this project fixes, rather than the installed ``jax``.
+"""Elementary functions whose values this project fixes, rather than the installed ``jax`` or
+the instruction set XLA compiles for.
 
 XLA's CPU implementations of a few functions changed between jax 0.10.2 and jax 0.12.0.1, and
 with them the values of samplers built on them (issue 21):
@@ -8,13 +9,22 @@ with them the values of samplers built on them (issue 21):
 * float32 ``lgamma``: most arguments, by up to 0.03 absolute near ``x = 1e5``;
 * float64 ``log1p``: every argument in ``(1 - sqrt 2, sqrt(1/2) - 1)``, by up to 128 ulp.
 
-Each function here is built from operations whose values did not move (``+ - * /``, ``floor``,
-comparisons, selects and bit casts, and float32/float64 ``log``, float32 ``log1p``, float64
-``exp``, ``sin``) and follows the algorithm jax 0.10.2's XLA used on CPU (read from its
-optimised HLO and LLVM IR). XLA fuses ``a * b + c`` into one fused multiply-add in some fusions
-and not others, so the products of the polynomials (:func:`horner`) and of the float32 ``exp``
-are rounded on their own (:func:`rounded`): their values do not depend on the program around
-them, and differ from jax 0.10.2's own functions in the last bit where its compiler fused.
+XLA's own approximations also give other values under other instruction sets
+(``--xla_cpu_max_isa``) and on GPUs (issue 29): it emits their polynomials in LLVM IR, and LLVM
+contracts ``a * b + c`` into one fused multiply-add where the target has one (AVX2, AVX-512,
+GPUs) but not on SSE4.2 or AVX. Only correctly rounded operations (``+ - * /``, ``sqrt``,
+``floor``, comparisons, selects, bit casts, conversions) give the same values everywhere, and
+only where no product meets an addition unrounded.
+
+So each function here is built from those operations alone, with every product that feeds an
+addition rounded on its own (:func:`rounded`, :func:`horner`), or exact by construction (and
+rounded all the same): its values do not depend on the program around it, the instruction set
+or ``jit``. float32 ``exp``, float64 ``log1p`` (for ``|x| < sqrt 2 - 1``), ``lgamma`` and float32
+``erfc`` follow the algorithms jax 0.10.2's XLA used on CPU (read from its optimised HLO and
+LLVM IR), and differ from its own functions in the last bit where its compiler fused; ``log``
+and float64 ``exp`` are fdlibm's and Cephes', float32 ``log1p`` this module's ``log`` with a
+correction, :func:`sin_quarter` and :func:`tan_of_unit` Cephes' polynomials. float64 ``erfc``
+is still XLA's.
 
 Kept on purpose: 0.10.2's float64 ``log1p`` used its rational approximation for all
 ``|x| < sqrt 2 - 1``, including ``(1 - sqrt 2, sqrt(1/2) - 1)`` where it is accurate only to
@@ -53,6 +63,14 @@ def rounded(product: jax.Array, finite: jax.Array) -> jax.Array:
     return product + negative_zero
 
 
+def _unfolded(value: jax.Array, finite: jax.Array) -> jax.Array:
+    """``value`` (a sum with a constant, ``x + c1``) with the ``-0`` of :func:`rounded` added:
+    XLA's simplifier rewrites ``(x + c1) + c2`` as ``x + (c1 + c2)`` (``(x + 1) - 1`` as ``x``),
+    which loses what the rounding of ``x + c1`` was there for; it cannot see through the ``-0``
+    (made from ``finite``, finite wherever the result matters)."""
+    return rounded(value, finite)
+
+
 def _f32(bits: int) -> np.float32:
     return np.array(bits, np.uint32).view(np.float32)[()]
 
@@ -76,19 +94,79 @@ def _exp_f32(x: jax.Array) -> jax.Array:
     n = jnp.floor(rounded(x * _EXP_LOG2E, x) + f32(0.5))
     n = jnp.where(n < f32(-127), f32(-127), n)
     n = jnp.where(n > f32(127), f32(127), n)
-    r = x - n * _EXP_C1
+    # n * C1 is exact (n an integer of at most 7 bits, C1 of 9 significant bits), so rounding it
+    # changes no value; it only shows that no product meets an addition unrounded.
+    r = x - rounded(n * _EXP_C1, n)
     r = r - rounded(n * _EXP_C2, n)
     y = horner(_EXP_P + (f32(0.5),), r)
     y = f32(1) + (r + rounded(y * (r * r), r))
     scale_bits = (n.astype(jnp.int32) + np.int32(127)) << np.int32(23)
-    return y * lax.bitcast_convert_type(scale_bits, jnp.float32)
+    result = y * lax.bitcast_convert_type(scale_bits, jnp.float32)
+    # Results below the smallest normal are 0: XLA's CPU flushes them (and a GPU might not).
+    # The select also ends the product, which an addition after exp could otherwise fuse with.
+    return jnp.where(result < f32(np.finfo(np.float32).tiny), f32(0), result)
+
+
+def _f64(bits: int) -> np.float64:
+    return np.array(bits, np.uint64).view(np.float64)[()]
+
+
+# fdlibm's e_exp.c (Sun Microsystems, 1993-2004): x = k ln2 + r with k = round(x / ln2),
+# ln 2 split in two (ln2HI has 32 significant bits, so k ln2HI is exact for |k| < 2**11), then
+# exp(r) = 1 + r + r c / (2 - c) with c = r - r**2 P(r**2), times 2**k.
+_EXP64_LN2_HI = _f64(0x3FE62E42FEE00000)          # 6.93147180369123816490e-01
+_EXP64_LN2_LO = _f64(0x3DEA39EF35793C76)          # 1.90821492927058770002e-10
+_EXP64_INV_LN2 = _f64(0x3FF71547652B82FE)         # 1.44269504088896338700e+00
+_EXP64_P = tuple(_f64(b) for b in (               # P5 ... P1, highest power first (horner)
+    0x3E66376972BEA4D0,                           # P5 =  4.13813679705723846039e-08
+    0xBEBBBD41C5D26BF1,                           # P4 = -1.65339022054652515390e-06
+    0x3F11566AAF25DE2C,                           # P3 =  6.61375632143793436117e-05
+    0xBF66C16C16BEBD93,                           # P2 = -2.77777777770155933842e-03
+    0x3FC555555555553E))                          # P1 =  1.66666666666666019037e-01
+# Arguments are clamped to [-800, 800] first (NaN passes): exp overflows above 709.78 and is
+# below the smallest normal under -708.4 either way, and |k| <= 1155 keeps k ln2HI exact and
+# both halves of 2**k (below) normal numbers.
+_EXP64_CLAMP = 800.0
+
+
+def _exp_f64(x: jax.Array) -> jax.Array:
+    f64 = np.float64
+    x = jnp.where(x < f64(-_EXP64_CLAMP), f64(-_EXP64_CLAMP), x)    # NaN passes both clamps
+    x = jnp.where(x > f64(_EXP64_CLAMP), f64(_EXP64_CLAMP), x)
+    # k = round(x / ln2), halves away from zero, as fdlibm's (int)(invln2 x + halF[sign]) (which
+    # also gives k = 0 for |x| < ln2 / 2 and k = +-1 below 1.5 ln2, as its special cases do).
+    half = jnp.where(x < f64(0), f64(-0.5), f64(0.5))
+    k = (rounded(x * _EXP64_INV_LN2, x) + half).astype(jnp.int64)   # truncates toward zero
+    t = k.astype(jnp.float64)
+    # hi is exact: t ln2HI is exact (above) and x is within a factor 2 of it (Sterbenz); rounding
+    # that product changes no value, it shows that no product meets an addition unrounded.
+    hi = x - rounded(t * _EXP64_LN2_HI, t)
+    lo = rounded(t * _EXP64_LN2_LO, t)
+    r = hi - lo
+    r2 = r * r
+    c = r - rounded(r2 * horner(_EXP64_P, r2), r)
+    # (r c) is divided, not added: no fused multiply-add can take it.
+    y = f64(1) - ((lo - (r * c) / (f64(2) - c)) - hi)
+    # y is in [0.70, 1.42]; 2**k as 2**(k // 2) * 2**(k - k // 2), two normal numbers, so that
+    # the first product is exact and the second rounds once, down to the smallest normal.
+    k1 = k >> 1
+    scale1 = lax.bitcast_convert_type((k1 + 1023) << 52, jnp.float64)
+    scale2 = lax.bitcast_convert_type((k - k1 + 1023) << 52, jnp.float64)
+    result = (y * scale1) * scale2
+    # Below the smallest normal: 0, on every platform (XLA's CPU flushes subnormals; a GPU would
+    # not). The select also ends the product, which an addition after exp could fuse with.
+    return jnp.where(result < f64(np.finfo(np.float64).tiny), f64(0), result)
 
 
 def exp(x: jax.Array) -> jax.Array:
-    """``exp(x)``: float32 by the algorithm of jax 0.10.2's XLA (above), float64 by XLA's
-    ``exp`` (whose values did not move)."""
+    """``exp(x)``: float32 by the algorithm of jax 0.10.2's XLA (above), float64 by fdlibm's
+    ``e_exp.c`` (within 1 ulp), both built from correctly rounded operations only (the same
+    values on every instruction set). Results below the smallest normal are 0, above the largest
+    float ``inf``; NaN gives NaN. Other dtypes: XLA's ``exp``."""
     if x.dtype == jnp.float32:
         return _exp_f32(x)
+    if x.dtype == jnp.float64:
+        return _exp_f64(x)
     return lax.exp(x)
 
 
@@ -104,7 +182,7 @@ _LOG1P_SMALL = 0.41421356237309504880    # sqrt(2) - 1, rounded as XLA rounded i
 
 def _log1p_f64(x: jax.Array) -> jax.Array:
     f64 = np.float64
-    large = lax.log(x + f64(1))
+    large = log(x + f64(1))
     x2 = x * x
     ratio = horner(_LOG1P_P, x) / horner(_LOG1P_Q, x)
     # -x**2/2 is exact; XLA 0.10.2 rounded x**3 P/Q before adding it.
@@ -112,11 +190,34 @@ def _log1p_f64(x: jax.Array) -> jax.Array:
     return jnp.where(lax.abs(x) < f64(_LOG1P_SMALL), small, large)
 
 
+def _log1p_f32(x: jax.Array) -> jax.Array:
+    # u = 1 + x rounded, and c = (1 + x) - u, its rounding error, exact (Fast2Sum, the larger
+    # of 1 and x first); then log(1 + x) = log(u) + log(1 + c / u) = log(u) + c / u to within
+    # (c / u)**2 / 2 (|c / u| <= 2**-24; the next term changed no result measured): the
+    # correction of fdlibm's s_log1p.c, here with this module's log. Within 1.5 ulp, where
+    # Goldberg's log(u) x / (u - 1) reached 2.4 ulp.
+    f32 = np.float32
+    u = _unfolded(x + f32(1), x)                    # else XLA simplifies (x + 1) - 1 to x
+    c = jnp.where(x < f32(1), x - (u - f32(1)), f32(1) - (u - x))
+    y = log(u) + c / u
+    # u = 1 for x in [-2**-25, 2**-24], where log(u) + c / u is x already; the select keeps -0.
+    y = jnp.where(u == f32(1), x, y)
+    # x = -1: log(0) = -inf (c / u is 0 / 0 there); inf: inf (c is NaN there); below -1 the
+    # log of a negative number gives NaN.
+    y = jnp.where(x == f32(-1), f32(-np.inf), y)
+    return jnp.where(x == f32(np.inf), x, y)
+
+
 def log1p(x: jax.Array) -> jax.Array:
-    """``log(1 + x)``: float64 by the algorithm of jax 0.10.2's XLA (above), float32 by XLA's
-    ``log1p`` (whose values did not move)."""
+    """``log(1 + x)``: float64 by the algorithm of jax 0.10.2's XLA (above, with this module's
+    ``log``), float32 with this module's ``log`` and a correction for the rounding of
+    ``1 + x`` (within 1.5 ulp): both built from correctly rounded operations only (the same
+    values on every instruction set). ``-1`` gives ``-inf``, below it NaN. Other dtypes: XLA's
+    ``log1p``."""
     if x.dtype == jnp.float64:
         return _log1p_f64(x)
+    if x.dtype == jnp.float32:
+        return _log1p_f32(x)
     return lax.log1p(x)
 
 
@@ -132,9 +233,11 @@ def lgamma(x: jax.Array) -> jax.Array:
     """``log |Gamma(x)|`` by the algorithm of jax 0.10.2's XLA (float32 and float64): with
     ``z = x - 1`` (``-x`` below 1/2), ``t = z + g + 1/2``,
     ``(z + 1/2 - t / log t) log t + log(2 pi)/2 + log(c0 + sum c_i / (z + i))``, where
-    ``log t = log1p(z / (g + 1/2)) + log(g + 1/2)``; below 1/2 by reflection. ``+-inf`` gives
-    ``inf``. The same values under jax 0.10.2 and 0.12.0.1 for ``x >= 1/2`` (poisson only asks
-    for ``k + 1 >= 1``); below 1/2 a few arguments (tiny ``x``) differ by some ulp."""
+    ``log t = log1p(z / (g + 1/2)) + log(g + 1/2)``; below 1/2 by reflection. ``+-inf`` and
+    the poles (``0, -1, -2, ...``) give ``inf``. With this module's ``log``, ``log1p`` and
+    :func:`sin_quarter` for XLA's (issue 29): the same values on every instruction set, and
+    as accurate as jax 0.10.2's (within about 3e-6 of ``max(1, |lgamma|)`` in float32, 5e-15 in
+    float64), from which they differ in the last bits of a few percent of arguments."""
     dtype = x.dtype.type
     half, one = dtype(0.5), dtype(1)
     abs_x = lax.abs(x)
@@ -143,7 +246,7 @@ def lgamma(x: jax.Array) -> jax.Array:
     # into [0, 1/2] first.
     frac = abs_x - jnp.floor(abs_x)
     frac = jnp.where(half < frac, one - frac, frac)
-    log_sin = lax.log(lax.sin(frac * dtype(np.pi)))
+    log_sin = log(sin_quarter(rounded(frac * dtype(np.pi), frac)))     # pi frac in [0, pi/2]
     # The select keeps z + i from being simplified to x + (i - 1).
     z = jnp.where(reflect, -x, x + dtype(-1))
     t = z + dtype(_LANCZOS_G + 0.5)
@@ -154,11 +257,86 @@ def lgamma(x: jax.Array) -> jax.Array:
     series = dtype(_LANCZOS[1]) / (z + one) + dtype(_LANCZOS[0])
     for i, c in enumerate(_LANCZOS[2:], start=2):
         series = series + dtype(c) / (z + dtype(i))
-    result = head + lax.log(series)
+    result = head + log(series)
     reflected = jnp.where(jnp.isfinite(log_sin),
                           (dtype(np.log(np.pi)) - log_sin) - result, -log_sin)
     result = jnp.where(reflect, reflected, result)
     return jnp.where(abs_x == dtype(np.inf), dtype(np.inf), result)
+
+
+# Cephes sin/cos (Moshier, sin.c) for float64 and sinf/cosf (sinf.c) for float32, on
+# [0, pi/4]: sin(w) = w + w**3 S(w**2), cos(w) = 1 - w**2/2 + w**4 C(w**2). Highest power first.
+_SIN64_S = (1.58962301576546568060e-10, -2.50507477628578072866e-8, 2.75573136213857245213e-6,
+            -1.98412698295895385996e-4, 8.33333333332211858878e-3, -1.66666666666666307295e-1)
+_SIN64_C = (-1.13585365213876817300e-11, 2.08757008419747316778e-9, -2.75573141792967388112e-7,
+            2.48015872888517045348e-5, -1.38888888888730564116e-3, 4.16666666666665929218e-2)
+_SIN32_S = (-1.9515295891e-4, 8.3321608736e-3, -1.6666654611e-1)
+_SIN32_C = (2.443315711809948e-5, -1.388731625493765e-3, 4.166664568298827e-2)
+# pi/2 as the nearest float plus the rest, rounded: fdlibm's pio2_hi and pio2_lo (e_asin.c)
+# for float64; for float32 the rest, pi/2 - float32(pi/2), is computed in float64 (exact
+# enough: float32 keeps 24 of its 53 bits).
+_PIO2_64_HI = _f64(0x3FF921FB54442D18)            # 1.57079632679489655800e+00
+_PIO2_64_LO = _f64(0x3C91A62633145C07)            # 6.12323399573676603587e-17
+_PIO2_32_HI = np.float32(np.pi / 2)
+_PIO2_32_LO = np.float32(np.pi / 2 - np.float64(_PIO2_32_HI))
+
+
+def sin_quarter(x: jax.Array) -> jax.Array:
+    """``sin(x)`` for ``x`` in ``[0, pi/2]`` (float32 or float64), by Cephes' polynomials
+    (within 2 ulp), every product rounded on its own: the same values on every instruction
+    set, unlike XLA's ``sin``. Above ``pi/4``: ``cos(pi/2 - x)``, with ``pi/2`` in two parts
+    so that ``pi/2 - x`` keeps its digits.
+
+    Args:
+        x: a float32 or float64 array with values in ``[0, pi/2]`` (``[-pi/4, pi/2]`` works).
+
+    Returns:
+        ``sin(x)``, of ``x``'s dtype.
+    """
+    dtype = x.dtype.type
+    sines, cosines = ((_SIN32_S, _SIN32_C) if x.dtype == jnp.float32
+                      else (_SIN64_S, _SIN64_C))
+    pio2_hi, pio2_lo = ((_PIO2_32_HI, _PIO2_32_LO) if x.dtype == jnp.float32
+                        else (_PIO2_64_HI, _PIO2_64_LO))
+    near = x <= dtype(np.pi / 4)
+    # pio2_hi - x is exact for x in [pi/4, pi/2] (Sterbenz: within a factor 2 of each other);
+    # unfolded, else XLA adds the two constants first (and pio2_lo is lost in pio2_hi).
+    w = jnp.where(near, x, _unfolded(pio2_hi - x, x) + pio2_lo)
+    z = rounded(w * w, w)
+    sin_w = w + rounded(rounded(w * z, w) * horner(sines, z), w)
+    # z / 2 is exact (a power of two); z**2 C(z) is rounded before its addition.
+    if x.dtype == jnp.float32:            # sinf.c's order: z**2 C(z) - z/2 + 1
+        cos_w = (rounded(rounded(z * z, z) * horner(cosines, z), z) - dtype(0.5) * z) + dtype(1)
+    else:                                 # sin.c's order: (1 - z/2) + z**2 C(z)
+        cos_w = (dtype(1) - dtype(0.5) * z) + rounded(rounded(z * z, z) * horner(cosines, z), z)
+    return jnp.where(near, sin_w, cos_w)
+
+
+def tan_of_unit(u: jax.Array) -> jax.Array:
+    """``tan(pi (u - 1/2))`` for ``u`` in ``[0, 1)`` (float32 or float64), accurate (within a few
+    ulp) up to the poles: with ``a = |u - 1/2|`` and ``b = 1/2 - a`` (the distance to the
+    nearer pole, ``u`` or ``1 - u``, exact), ``+-sin(pi a) / sin(pi b)`` by :func:`sin_quarter`
+    (``cos(pi a) = sin(pi b)``). Built from correctly rounded operations only: the same values on
+    every instruction set. ``u = 0`` gives ``-inf`` (``sin(0) = 0`` below the division), the
+    limit at the pole, not the finite ``tan(-pi/2)`` of a rounded ``pi``; ``u = 1/2`` gives 0.
+
+    Args:
+        u: a float32 or float64 array with values in ``[0, 1)`` (``1`` gives ``inf``).
+
+    Returns:
+        ``tan(pi (u - 1/2))``, of ``u``'s dtype: the inverse CDF of the standard Cauchy
+        distribution at ``u``.
+    """
+    dtype = u.dtype.type
+    half, one = dtype(0.5), dtype(1)
+    upper = u >= half
+    # Exact for u in [1/4, 1) (Sterbenz); below, 1/2 - u in (1/4, 1/2] is rounded, where
+    # sin(pi a) is flat enough that this costs at most an ulp.
+    a = jnp.where(upper, u - half, half - u)
+    b = jnp.where(upper, one - u, u)                        # exact: 1 - u for u in [1/2, 1]
+    pi = dtype(np.pi)
+    ratio = sin_quarter(rounded(pi * a, a)) / sin_quarter(rounded(pi * b, b))
+    return jnp.where(upper, ratio, -ratio)
 
 
 # Cephes erfcf, as XLA 0.10.2 expanded float32 erfc: 1 - x P(x**2) for |x| < 1, otherwise
@@ -232,19 +410,7 @@ _LOG_P = (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1,
 _LOG_C1, _LOG_C2 = np.float32(0.693359375), np.float32(-2.12194440e-4)
 
 
-def log(x: jax.Array) -> jax.Array:
-    """``log(x)`` for positive normal ``x``: float32 by Cephes' ``logf`` (above) with every
-    product rounded on its own (within about 1 ulp), float64 by XLA's ``log``. XLA's float32
-    ``log`` and ``log1p`` gave other values under jax 0.12 than under 0.10.2 in some programs
-    (``ball``'s and ``f``'s, by an ulp here and there).
-
-    Example:
-        >>> import jax.numpy as jnp
-        >>> float(log(jnp.float32(1.0)))
-        0.0
-    """
-    if x.dtype != jnp.float32:
-        return lax.log(x)
+def _log_f32(x: jax.Array) -> jax.Array:
     f32 = np.float32
     bits = lax.bitcast_convert_type(x, jnp.int32)
     exponent = ((bits >> 23) - 126).astype(jnp.float32)
@@ -257,3 +423,81 @@ def log(x: jax.Array) -> jax.Array:
     y = y + rounded(exponent * _LOG_C2, z)
     y = y + rounded(f32(-0.5) * z2, z)
     return (z + y) + rounded(exponent * _LOG_C1, z)
+
+
+# fdlibm's e_log.c (Sun Microsystems, 1993): x = 2**k m with m in [sqrt(2)/2, sqrt(2)),
+# f = m - 1 (exact), s = f / (2 + f), log(1 + f) = 2 atanh(s) = f - s (f - R) with
+# R = s**2 (Lg1 + Lg2 s**2 + ... + Lg7 s**12), split in even and odd powers of s**4; plus
+# k ln2 with ln 2 split in two (ln2_hi has 32 significant bits: k ln2_hi is exact).
+_LOG64_LN2_HI = _f64(0x3FE62E42FEE00000)          # 6.93147180369123816490e-01
+_LOG64_LN2_LO = _f64(0x3DEA39EF35793C76)          # 1.90821492927058770002e-10
+_LOG64_LG = tuple(_f64(b) for b in (
+    0x3FE5555555555593,                           # Lg1 = 6.666666666666735130e-01
+    0x3FD999999997FA04,                           # Lg2 = 3.999999999940941908e-01
+    0x3FD2492494229359,                           # Lg3 = 2.857142874366239149e-01
+    0x3FCC71C51D8E78AF,                           # Lg4 = 2.222219843214978396e-01
+    0x3FC7466496CB03DE,                           # Lg5 = 1.818357216161805012e-01
+    0x3FC39A09D078C69F,                           # Lg6 = 1.531383769920937332e-01
+    0x3FC2F112DF3E5244))                          # Lg7 = 1.479819860511658591e-01
+
+
+def _log_f64(x: jax.Array) -> jax.Array:
+    f64 = np.float64
+    bits = lax.bitcast_convert_type(x, jnp.int64)
+    high = (bits >> 32) & 0x000FFFFF                # the high word's 20 bits of mantissa
+    # i = 2**20 where the mantissa is at least sqrt(2) (high + 0x95f64 carries into bit 20):
+    # there m is x's mantissa halved, in [sqrt(2)/2, 1), and k one more.
+    i = (high + 0x95F64) & 0x100000
+    m = lax.bitcast_convert_type((bits & 0x000FFFFFFFFFFFFF) | ((i ^ 0x3FF00000) << 32),
+                                 jnp.float64)
+    k = ((bits >> 52) & 0x7FF) - 1023 + (i >> 20)
+    dk = k.astype(jnp.float64)
+    f = m - f64(1)                                  # exact: m in [0.707, 1.414)
+    s = f / (f64(2) + f)
+    z = s * s
+    w = z * z
+    t1 = rounded(w * horner(_LOG64_LG[5::-2], w), w)           # w (Lg2 + w (Lg4 + w Lg6))
+    t2 = rounded(z * horner(_LOG64_LG[6::-2], w), z)           # z (Lg1 + w (Lg3 + ...))
+    big_r = t2 + t1
+    # k ln2_hi is exact (|k| < 2**11, ln2_hi 32 significant bits), rounded all the same.
+    k_hi = rounded(dk * _LOG64_LN2_HI, dk)
+    k_lo = rounded(dk * _LOG64_LN2_LO, dk)
+    # fdlibm's two forms: with f**2 / 2 taken out where the mantissa is in [1.38, 1.42)
+    # (its high word's bits in [0x6147a, 0x6b851]: |f| about 0.29..0.42), the other elsewhere.
+    half_f2 = rounded((f64(0.5) * f) * f, f)        # 0.5 f is exact
+    with_square = k_hi - ((half_f2 - (rounded(s * (half_f2 + big_r), s) + k_lo)) - f)
+    without = k_hi - ((rounded(s * (f - big_r), s) - k_lo) - f)
+    result = jnp.where(((high - 0x6147A) | (0x6B851 - high)) > 0, with_square, without)
+    return _log_edges(x, result, bits, np.int64(0x7FF0000000000000))
+
+
+def _log_edges(x, result, bits, exponent_mask):
+    """``result`` (``log`` of a positive normal ``x``) with ``lax.log``'s values elsewhere:
+    ``log(+-0) = -inf``, ``log(inf) = inf``, ``log(negative) = log(NaN) = NaN``. Subnormal ``x``
+    counts as 0 (read from its bits, on every platform), as XLA's CPU flushes it to 0."""
+    dtype = x.dtype.type
+    result = jnp.where(x < dtype(0), dtype(np.nan), result)
+    result = jnp.where((bits & exponent_mask) == 0, dtype(-np.inf), result)
+    result = jnp.where(x == dtype(np.inf), x, result)
+    return jnp.where(jnp.isnan(x), x, result)
+
+
+def log(x: jax.Array) -> jax.Array:
+    """``log(x)``: float32 by Cephes' ``logf`` (above, within about 1 ulp), float64 by fdlibm's
+    ``e_log.c`` (within 1 ulp), both with every product rounded on its own (the same values on
+    every instruction set and program). ``log(0) = -inf`` (subnormals count as 0),
+    ``log(inf) = inf``, negative and NaN arguments give NaN. XLA's own ``log`` differs by
+    instruction set (it fuses multiply-adds where the target has FMA), and its float32 ``log``
+    changed between jax 0.10.2 and 0.12. Other dtypes: XLA's ``log``.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> float(log(jnp.float32(1.0)))
+        0.0
+    """
+    if x.dtype == jnp.float32:
+        return _log_edges(x, _log_f32(x), lax.bitcast_convert_type(x, jnp.int32),
+                          np.int32(0x7F800000))
+    if x.dtype == jnp.float64:
+        return _log_f64(x)
+    return lax.log(x)
