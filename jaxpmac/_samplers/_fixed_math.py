@@ -354,7 +354,7 @@ def _erfc_f32(x: jax.Array) -> jax.Array:
     f32 = np.float32
     abs_x = lax.abs(x)
     x2 = x * x
-    near = f32(1) - x * horner(_ERFC_P, x2)
+    near = f32(1) - rounded(x * horner(_ERFC_P, x2), x)
     minus_x2 = -x2
     scaled = _exp_f32(minus_x2) * (f32(1) / abs_x)
     w = f32(1) / x2
