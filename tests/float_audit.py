@@ -32,8 +32,8 @@ NARROW_TYPES = ("f16", "bf16")
 # to float16, others compute in float32 and XLA may skip roundings (excess precision).
 NARROW_ARITHMETIC = {"add", "subtract", "multiply", "divide", "sqrt", "power", *XLA_MATH}
 _INSTRUCTION = re.compile(
-    r"^\s*(?:ROOT\s+)?%(?P<name>[\w.\-]+)\s*=\s*(?P<type>\([^)]*\)|\S+)\s+(?P<op>[\w\-]+)\((?P<args>.*?)\)"
-    r"(?P<rest>.*)$")
+    r"^\s*(?:ROOT\s+)?%(?P<name>[\w.\-]+)\s*=\s*(?P<type>\([^)]*\)|\S+)\s+"
+    r"(?P<op>[\w\-]+)\((?P<args>.*?)\)(?P<rest>.*)$")
 _OPERAND = re.compile(r"%([\w.\-]+)")
 _OP_NAME = re.compile(r'op_name="([^"]*)"')
 _CONSTANT = re.compile(r"constant\((?P<value>[^)]*)\)")
@@ -115,12 +115,17 @@ def _computations(hlo_text: str) -> dict:
     return computations
 
 
-def _is_max_or_min(instruction, computations) -> bool:
-    """A reduction whose combiner is max or min: exact, in any order."""
+def _is_exact_reduction(instruction, computations) -> bool:
+    """A reduction whose result does not depend on its order: a combiner without float
+    arithmetic (max, min, argmax's compare and select), or a custom call that only compares
+    (``TopK``)."""
+    if instruction.op == "custom-call":
+        return 'custom_call_target="TopK"' in instruction.line
     found = _TO_APPLY.search(instruction.line)
-    combiner = computations.get(found.group(1), {}) if found else {}
-    root = [i for i in combiner.values() if i.line.lstrip().startswith("ROOT")]
-    return bool(root) and root[0].op in ("maximum", "minimum")
+    if not found or found.group(1) not in computations:
+        return False
+    return not any(i.op in ("add", "subtract", "multiply", "divide") and i.dtype in FLOAT_TYPES
+                   for i in computations[found.group(1)].values())
 
 
 def _constant_value(instruction, table):
@@ -191,7 +196,7 @@ def audit(hlo_text: str) -> list[Finding]:
                 kind = "xla_math"
             elif instruction.op in ("reduce", "dot", "custom-call", "reduce-window",
                                     "convolution", "scatter", "select-and-scatter"):
-                if not _is_max_or_min(instruction, computations):
+                if not _is_exact_reduction(instruction, computations):
                     kind = "reduction"
             elif instruction.dtype in NARROW_TYPES and instruction.op in NARROW_ARITHMETIC:
                 kind = "narrow"

@@ -32,6 +32,7 @@ from jaxpmac._cipher import _limbs as limbs
 from jaxpmac._cipher import _threefish
 from jaxpmac._cipher import _words as w
 from jaxpmac._message._state import RNGState
+from jaxpmac._samplers import _fixed_math
 
 U32 = jnp.uint32
 I32 = jnp.int32
@@ -202,18 +203,6 @@ def positive_double_bits_static(p: float) -> tuple[int, int]:
     return word >> 32, word & w.MASK32
 
 
-def rounded(product: jax.Array) -> jax.Array:
-    """``product`` rounded to its dtype on its own, before the add that consumes it.
-
-    Hail (Java) rounds every multiplication; XLA's CPU backend contracts a multiply feeding an
-    add into one fused multiply-add, which rounds once: ``v1 * v1 + v2 * v2`` differed from
-    Java's in the last bit. A select between the two stops the contraction (an optimization
-    barrier did not: XLA removed it). It is the identity, NaN included, so no compiler may
-    drop it without fast-math flags, which XLA does not use by default.
-    """
-    return jnp.where(jnp.isnan(product), jnp.asarray(np.nan, product.dtype), product)
-
-
 def float_dtype():
     return jnp.float64 if w.x64_enabled() else jnp.float32
 
@@ -247,7 +236,8 @@ def uniform(h, lower, upper, *, final_tweak: int) -> jax.Array:
     u = bits_to_float(unit_uniform_bits(output_block(h, final_tweak, 0)))
     dtype = float_dtype()
     lower, upper = jnp.asarray(lower, dtype), jnp.asarray(upper, dtype)
-    return rounded(u * (upper - lower)) + lower
+    # Hail (Java) rounds every product; a fused multiply-add would round once.
+    return _fixed_math.rounded(u * (upper - lower)) + lower
 
 
 @partial(jax.jit, static_argnames=("final_tweak",))
@@ -327,7 +317,9 @@ def _polar_step(state: _PolarState, word: w.Pair) -> _PolarState:
     # The second double of a pair completes it: accept when 0 < s < 1 (Hail: while s >= 1 or
     # s == 0, draw again). The accepted pair's v1 and s stay in the state.
     completes_pair = finished & state.have_v1
-    s = jnp.where(completes_pair, rounded(state.v1 * state.v1) + rounded(v * v), state.s)
+    square_sum = (_fixed_math.rounded(state.v1 * state.v1)
+                  + _fixed_math.rounded(v * v))     # Java rounds each product
+    s = jnp.where(completes_pair, square_sum, state.s)
     accepted = completes_pair & (s > 0) & (s < 1)
     return _PolarState(
         block_index=state.block_index,
@@ -362,7 +354,8 @@ def normal(h, mean, sd, *, final_tweak: int) -> jax.Array:
 
     state = lax.while_loop(lambda state: ~state.done, read_block, init)
     # StrictMath.sqrt(-2 * StrictMath.log(s) / s) in Hail; sqrt is correctly rounded everywhere,
-    # XLA's log may differ from fdlibm's in the last bit.
-    multiplier = jnp.sqrt(-2 * jnp.log(state.s) / state.s)
+    # and the log is this project's (float64: fdlibm's algorithm, StrictMath's; XLA's log
+    # changes with the instruction set).
+    multiplier = jnp.sqrt(-2 * _fixed_math.log(state.s) / state.s)
     z = state.v1 * multiplier
-    return jnp.asarray(mean, dtype) + rounded(jnp.asarray(sd, dtype) * z)
+    return jnp.asarray(mean, dtype) + _fixed_math.rounded(jnp.asarray(sd, dtype) * z)

@@ -44,7 +44,7 @@ def _inversion(u, first_pmf, next_ratio, limit):
         go = searching(carry)
         # Rounded on its own: fused into ``cdf + next_pmf`` in some programs and not others,
         # it would move the search's stopping point.
-        next_pmf = _fixed_math.rounded(pmf * next_ratio(k), pmf)
+        next_pmf = _fixed_math.rounded(pmf * next_ratio(k))
         return (jnp.where(go, k + 1, k), jnp.where(go, next_pmf, pmf),
                 jnp.where(go, cdf + next_pmf, cdf))
 
@@ -63,13 +63,13 @@ def _poisson_flat(state, retries, lam, cdtype, *, n):
     valid = lam >= 0
     lam_small = jnp.where(small & valid, lam, 0)
     lam_big = jnp.where(small | ~valid | (lam == jnp.inf), SMALL_MEAN, lam)
-    log_lam = jnp.log(lam_big)
+    log_lam = _fixed_math.log(lam_big)
     # Every product that feeds an addition is rounded on its own (``_fixed_math.rounded``), in
     # the parameters, the proposal and the acceptance test, as in the gamma family: XLA fuses
     # ``a * b + c`` into one multiply-add in some programs and not others (and never op by op,
     # under ``jax.disable_jit``), and an acceptance decided by that ulp picks another candidate.
-    b = 0.931 + _fixed_math.rounded(2.53 * jnp.sqrt(lam_big), lam_big)
-    a = -0.059 + _fixed_math.rounded(0.02483 * b, b)
+    b = 0.931 + _fixed_math.rounded(2.53 * jnp.sqrt(lam_big))
+    a = -0.059 + _fixed_math.rounded(0.02483 * b)
     inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
     v_r = 0.9277 - 3.6224 / (b - 2)
 
@@ -78,11 +78,11 @@ def _poisson_flat(state, retries, lam, cdtype, *, n):
         # PTRS (Hormann 1993), transformed rejection with squeeze.
         u = u - 0.5
         us = 0.5 - jnp.abs(u)
-        k = jnp.floor(_fixed_math.rounded((2 * a / us + b) * u, u) + lam_big + 0.43)
+        k = jnp.floor(_fixed_math.rounded((2 * a / us + b) * u) + lam_big + 0.43)
         accept_fast = (us >= 0.07) & (v <= v_r)
         reject = (k < 0) | ((us < 0.013) & (v > us))
-        s = jnp.log(v * inv_alpha / (a / (us * us) + b))
-        t = -lam_big + _fixed_math.rounded(k * log_lam, log_lam) - _fixed_math.lgamma(k + 1)
+        s = _fixed_math.log(v * inv_alpha / (a / (us * us) + b))
+        t = -lam_big + _fixed_math.rounded(k * log_lam) - _fixed_math.lgamma(k + 1)
         accepted = accept_fast | (~reject & (s <= t)) | small | ~valid
         if first:
             # Inversion for small means uses the try's first uniform.
@@ -170,36 +170,40 @@ def _binomial_flat(state, retries, count, prob, cdtype, *, n_draws):
     p_big = jnp.where(small, 0.25, p)
     spq = jnp.sqrt(n_big * p_big * (1 - p_big))
     # Products that feed additions rounded on their own, as in poisson (see there).
-    b = 1.15 + _fixed_math.rounded(2.53 * spq, spq)
-    a = (-0.0873 + _fixed_math.rounded(0.0248 * b, b)) + _fixed_math.rounded(0.01 * p_big, p_big)
-    c = _fixed_math.rounded(n_big * p_big, p_big) + 0.5
+    b = 1.15 + _fixed_math.rounded(2.53 * spq)
+    a = (-0.0873 + _fixed_math.rounded(0.0248 * b)) + _fixed_math.rounded(0.01 * p_big)
+    c = _fixed_math.rounded(n_big * p_big) + 0.5
     v_r = 0.92 - 4.2 / b
     alpha = (2.83 + 5.1 / b) * spq
     m = jnp.floor((n_big + 1) * p_big)
-    p_n2 = _fixed_math.rounded(p_big * (n_big + 2), p_big)
+    p_n2 = _fixed_math.rounded(p_big * (n_big + 2))
 
     def propose(words, first):
         u, v = _open_uniform_pair(words, cdtype)
         u = u - 0.5
         us = 0.5 - jnp.abs(u)
-        k = jnp.floor(_fixed_math.rounded((2 * a / us + b) * u, u) + c)
+        k = jnp.floor(_fixed_math.rounded((2 * a / us + b) * u) + c)
         accept_fast = (us >= 0.07) & (v <= v_r)
         in_range = (k >= 0) & (k <= n_big)
         kk = jnp.clip(k, 0, n_big)
-        log_v = jnp.log(v * alpha / (a / (us * us) + b))
+        log_v = _fixed_math.log(v * alpha / (a / (us * us) + b))
         # Hormann's bound, with the logs of near-1 ratios written as log1p for accuracy.
         log_m = _fixed_math.log1p((m + 1 - p_n2) / (p_big * (n_big - m + 1)))
         log_k = _fixed_math.log1p((kk - m) / (n_big - kk + 1))
         log_p = _fixed_math.log1p((p_n2 - kk - 1) / ((1 - p_big) * (kk + 1)))
-        bound = (_fixed_math.rounded((m + 0.5) * log_m, log_m)
-                 + _fixed_math.rounded((n_big + 1) * log_k, log_k)
-                 + _fixed_math.rounded((kk + 0.5) * log_p, log_p)
+        bound = (_fixed_math.rounded((m + 0.5) * log_m)
+                 + _fixed_math.rounded((n_big + 1) * log_k)
+                 + _fixed_math.rounded((kk + 0.5) * log_p)
                  + _stirling_tail(m) + _stirling_tail(n_big - m)
                  - _stirling_tail(kk) - _stirling_tail(n_big - kk))
         accepted = accept_fast | (in_range & (log_v <= bound)) | small | ~valid
         k = kk
         if first:
-            k_small = _inversion(u + 0.5, jnp.power(1 - p_small, n_small),
+            # P(0) = (1 - p)**n as exp(n log1p(-p)), with this project's functions (XLA's
+            # ``pow`` differs by instruction set).
+            log_q = _fixed_math.log1p(-p_small)
+            p0 = _fixed_math.exp(_fixed_math.rounded(n_small * log_q))
+            k_small = _inversion(u + 0.5, p0,
                                  lambda j: (n_small - j) / (j + 1) * p_small / (1 - p_small),
                                  n_small)
             k = jnp.where(small, k_small, k)

@@ -222,7 +222,7 @@ def loggamma(state, a, shape=None, dtype=None):
 def _lognormal_impl(state, sigma, *, shape, dtype):
     z = standard_normal(state, shape, dtype)
     # Rounded on its own: XLA would fuse it into float64 exp's first multiply-add.
-    return _fixed_math.exp(_fixed_math.rounded(jnp.broadcast_to(sigma, shape) * z, z)).astype(
+    return _fixed_math.exp(_fixed_math.rounded(jnp.broadcast_to(sigma, shape) * z)).astype(
         dtype)
 
 
@@ -332,7 +332,7 @@ def _signed_maxwell(state, shape, dtype) -> jax.Array:
     normal_word, exponential_word = _two_words(state, shape, dtype)
     z = _ndtri.normal_of_word(normal_word, cdtype)
     e = exponential_of_word(exponential_word, cdtype)
-    magnitude = jnp.sqrt(_fixed_math.rounded(z * z, z) + np.array(2, cdtype) * e)
+    magnitude = jnp.sqrt(_fixed_math.rounded(z * z) + np.array(2, cdtype) * e)
     return jnp.where(z < 0, -magnitude, magnitude)
 
 
@@ -365,7 +365,7 @@ def maxwell(state, shape=(), dtype=None):
 def _double_sided_maxwell_impl(state, loc, scale, *, shape, dtype):
     d = _signed_maxwell(state, shape, dtype)
     loc, scale = _flat(loc, shape), _flat(scale, shape)
-    x = loc + _fixed_math.rounded(scale * d, d)
+    x = loc + _fixed_math.rounded(scale * d)
     return _valid_or_nan(scale >= 0, x).reshape(shape).astype(dtype)
 
 
@@ -405,7 +405,7 @@ def _wald_impl(state, mean, *, shape, dtype):
     mean = _flat(mean, shape)
     one = np.array(1, cdtype)
     y = z * z
-    w = _fixed_math.rounded(mean * (np.array(0.5, cdtype) * y), y)
+    w = _fixed_math.rounded(mean * (np.array(0.5, cdtype) * y))
     # The smaller root over the mean, 1 + w - sqrt(w (w + 2)), without its cancellation.
     denominator = one + w + jnp.sqrt(w * (w + np.array(2, cdtype)))
     r = one / denominator

@@ -156,7 +156,7 @@ def _multinomial_impl(base, n, p, *, shape, dtype):
     n = jnp.broadcast_to(n, shape).reshape(-1)
     p = jnp.broadcast_to(p, shape + (k,)).reshape(-1, k)
     valid = ((n >= 0) & (n < jnp.inf) & jnp.all((p >= 0) & (p < jnp.inf), axis=-1)
-             & (jnp.sum(p, axis=-1) > 0))
+             & jnp.any(p > 0, axis=-1))
     n = jnp.where(valid, n, 0)
     p = jnp.where(valid[:, None], p, 1)
     suffix = _suffix_sums(p)

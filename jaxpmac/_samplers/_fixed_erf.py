@@ -9,7 +9,7 @@ product that feeds an addition rounded on its own (:func:`_fixed_math.rounded`,
 :func:`_fixed_math.horner`), which fixes their values whether the compiler fuses or not:
 
 * float32: Cephes ``erff`` (``ndtrf.c``): ``x T(x**2)`` for ``|x| <= 1``, otherwise
-  ``1 - erfc(|x|)`` with the sign of ``x``; ``erfc`` is :func:`_fixed_math.erfc` (Cephes
+  ``1 - erfc(|x|)`` with the sign of ``x``; ``erfc`` is :func:`_fixed_math.erfc_f32` (Cephes
   ``erfcf``). Within 2.6 ulp (``erf``); ``erfc`` within 3 ulp below ``|x| = 1/2``, 10 below 1,
   then up to about ``x**2`` ulp (``erfcf`` takes ``exp`` of a rounded ``x**2``).
 * float64: Cephes ``erf`` and ``erfc`` (``ndtr.c``): ``x T(x**2) / U(x**2)`` for ``|x| <= 1``
@@ -95,7 +95,7 @@ def _erf_f32(x: jax.Array) -> jax.Array:
     f32 = np.float32
     x = _flush_subnormal(x)
     abs_x = lax.abs(x)
-    far = f32(1) - _fixed_math.erfc(abs_x)
+    far = f32(1) - _fixed_math.erfc_f32(abs_x)
     far = jnp.where(x < f32(0), -far, far)
     return jnp.where(abs_x <= f32(1), _erf_near_f32(x), far)
 
@@ -119,7 +119,7 @@ def _erfc_far_f64(abs_x: jax.Array) -> jax.Array:
     m = jnp.floor(a * f64(_EXPX2_SCALE) + f64(0.5)) * f64(1 / _EXPX2_SCALE)
     f = a - m                                       # exact: |f| <= 1/256, m and a close
     u = m * m                                       # exact (see _EXPX2_SCALE)
-    u1 = _fixed_math.rounded((m + m) * f, a) + _fixed_math.rounded(f * f, a)
+    u1 = _fixed_math.rounded((m + m) * f) + _fixed_math.rounded(f * f)
     z = _fixed_math.exp(-u) * _fixed_math.exp(-u1)
     low = a < f64(_ERFC_SPLIT)
     p = jnp.where(low, _fixed_math.horner(_ERFC_P, a), _fixed_math.horner(_ERFC_R, a))
@@ -178,7 +178,7 @@ def erf(x: jax.Array) -> jax.Array:
 
 def erfc(x: jax.Array) -> jax.Array:
     """The complementary error function ``1 - erf(x)``, accurate where it is small, with the
-    same bits on every instruction set and device: float32 by :func:`_fixed_math.erfc` (Cephes
+    same bits on every instruction set and device: float32 by :func:`_fixed_math.erfc_f32` (Cephes
     ``erfcf``), float64 by Cephes ``erfc`` (``ndtr.c``, with ``expx2``), every product that feeds
     an addition rounded on its own. Values below the smallest normal number are 0 (float64:
     ``x > 26.5433``; float32: ``x > 9.1945``), ``erfc(-inf) = 2``, NaN gives NaN.
@@ -200,7 +200,7 @@ def erfc(x: jax.Array) -> jax.Array:
     x = jnp.asarray(x)
     _check_dtype(x)
     if x.dtype == jnp.float32:
-        result = _fixed_math.erfc(x)
+        result = _fixed_math.erfc_f32(x)
         # Its last product, exp(-x**2) / x times a polynomial, is subnormal for x in about
         # (9.1945, 9.42): 0 on XLA's CPU (flush to zero), not on a GPU.
         result = jnp.where(result < np.float32(np.finfo(np.float32).tiny), np.float32(0), result)

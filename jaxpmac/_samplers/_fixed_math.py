@@ -23,8 +23,8 @@ or ``jit``. float32 ``exp``, float64 ``log1p`` (for ``|x| < sqrt 2 - 1``), ``lga
 ``erfc`` follow the algorithms jax 0.10.2's XLA used on CPU (read from its optimised HLO and
 LLVM IR), and differ from its own functions in the last bit where its compiler fused; ``log``
 and float64 ``exp`` are fdlibm's and Cephes', float32 ``log1p`` this module's ``log`` with a
-correction, :func:`sin_quarter` and :func:`tan_of_unit` Cephes' polynomials. float64 ``erfc``
-is still XLA's.
+correction, :func:`sin_quarter`, :func:`cot_pi` and :func:`tan_of_unit` Cephes' polynomials
+(``erf`` and ``erfc``: :mod:`jaxpmac._samplers._fixed_erf`).
 
 Kept on purpose: 0.10.2's float64 ``log1p`` used its rational approximation for all
 ``|x| < sqrt 2 - 1``, including ``(1 - sqrt 2, sqrt(1/2) - 1)`` where it is accurate only to
@@ -45,30 +45,48 @@ def horner(coefficients, x: jax.Array) -> jax.Array:
     each product rounded before its addition (:func:`rounded`): XLA fuses a multiply-add into
     one fused multiply-add in some fusions and not others (it depended on the output's shape
     under jax 0.12), so only written-out roundings give the same values in every program, with
-    and without ``jit``, on every jax. ``x`` must be finite where the result matters."""
+    and without ``jit``, on every jax and instruction set."""
     dtype = x.dtype.type
     y = jnp.full_like(x, dtype(coefficients[0]))
     for c in coefficients[1:]:
-        y = rounded(y * x, x) + dtype(c)
+        y = rounded(y * x) + dtype(c)
     return y
 
 
-def rounded(product: jax.Array, finite: jax.Array) -> jax.Array:
-    """``product`` (an expression ``a * b``) rounded to its dtype on its own, so that XLA cannot
-    fuse it into a following addition as one fused multiply-add, whichever operand of that
-    addition its code generator picks: adds ``-0``, made from ``finite`` (an array that is finite
-    wherever the result matters) so that no compiler can see it is zero. ``a * b + (-0)`` is
-    ``a * b`` rounded once, fused or not."""
-    negative_zero = -(lax.abs(finite) * finite.dtype.type(0))
-    return product + negative_zero
+@jax.custom_jvp
+def rounded(value: jax.Array) -> jax.Array:
+    """``value`` as computed here, rounded to its dtype, with no compiler able to look through
+    it: a product is not fused into the addition that consumes it (one fused multiply-add,
+    rounding once, where the target has one: x86 with FMA, every GPU), and a sum is not merged
+    with another (XLA's simplifier rewrites ``(x + 1) - 1`` as ``x``).
+
+    The identity on every value: its bits capped twice at a quiet NaN's, as a signed integer
+    (at +NaN's) and as an unsigned one (at -NaN's). Only NaNs lie above either cap, and they
+    stay NaNs. A compiler that knows the value's sign can drop one cap, never both: a positive
+    value is below the unsigned cap, a negative one below the signed cap. (The earlier form,
+    adding a ``-0`` made from data, was dropped by LLVM where it could prove that data finite.)
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> x = jnp.array([1.5, -0.0, jnp.inf, -jnp.nan], jnp.float32)
+        >>> bool((rounded(x).view(jnp.uint32) == x.view(jnp.uint32)).all())
+        True
+    """
+    width = value.dtype.itemsize * 8
+    signed, unsigned = jnp.dtype(f"int{width}"), jnp.dtype(f"uint{width}")
+    quiet_nan = int(np.array(np.nan, value.dtype).view(unsigned))
+    sign = 1 << (width - 1)
+    bits = lax.bitcast_convert_type(value, signed)
+    bits = jnp.minimum(bits, np.array(quiet_nan & ~sign, unsigned).view(signed))
+    bits = jnp.minimum(lax.bitcast_convert_type(bits, unsigned),
+                       np.array(quiet_nan | sign, unsigned))
+    return lax.bitcast_convert_type(bits, value.dtype)
 
 
-def _unfolded(value: jax.Array, finite: jax.Array) -> jax.Array:
-    """``value`` (a sum with a constant, ``x + c1``) with the ``-0`` of :func:`rounded` added:
-    XLA's simplifier rewrites ``(x + c1) + c2`` as ``x + (c1 + c2)`` (``(x + 1) - 1`` as ``x``),
-    which loses what the rounding of ``x + c1`` was there for; it cannot see through the ``-0``
-    (made from ``finite``, finite wherever the result matters)."""
-    return rounded(value, finite)
+@rounded.defjvp
+def _rounded_jvp(primals, tangents):
+    # The identity's derivative (a bit cast has none of its own).
+    return rounded(primals[0]), tangents[0]
 
 
 def _f32(bits: int) -> np.float32:
@@ -90,16 +108,16 @@ def _exp_f32(x: jax.Array) -> jax.Array:
     x = jnp.where(x > _EXP_HIGH, _EXP_HIGH, x)
     # x is finite (or NaN) now; if it is a product (exp(-x**2) in erfc), keep XLA from fusing
     # that product into ``x - n * C1`` below, as it does in scalar code but not in vector code.
-    x = rounded(x, x)
-    n = jnp.floor(rounded(x * _EXP_LOG2E, x) + f32(0.5))
+    x = rounded(x)
+    n = jnp.floor(rounded(x * _EXP_LOG2E) + f32(0.5))
     n = jnp.where(n < f32(-127), f32(-127), n)
     n = jnp.where(n > f32(127), f32(127), n)
     # n * C1 is exact (n an integer of at most 7 bits, C1 of 9 significant bits), so rounding it
     # changes no value; it only shows that no product meets an addition unrounded.
-    r = x - rounded(n * _EXP_C1, n)
-    r = r - rounded(n * _EXP_C2, n)
+    r = x - rounded(n * _EXP_C1)
+    r = r - rounded(n * _EXP_C2)
     y = horner(_EXP_P + (f32(0.5),), r)
-    y = f32(1) + (r + rounded(y * (r * r), r))
+    y = f32(1) + (r + rounded(y * (r * r)))
     scale_bits = (n.astype(jnp.int32) + np.int32(127)) << np.int32(23)
     result = y * lax.bitcast_convert_type(scale_bits, jnp.float32)
     # Results below the smallest normal are 0: XLA's CPU flushes them (and a GPU might not).
@@ -136,15 +154,15 @@ def _exp_f64(x: jax.Array) -> jax.Array:
     # k = round(x / ln2), halves away from zero, as fdlibm's (int)(invln2 x + halF[sign]) (which
     # also gives k = 0 for |x| < ln2 / 2 and k = +-1 below 1.5 ln2, as its special cases do).
     half = jnp.where(x < f64(0), f64(-0.5), f64(0.5))
-    k = (rounded(x * _EXP64_INV_LN2, x) + half).astype(jnp.int64)   # truncates toward zero
+    k = (rounded(x * _EXP64_INV_LN2) + half).astype(jnp.int64)   # truncates toward zero
     t = k.astype(jnp.float64)
     # hi is exact: t ln2HI is exact (above) and x is within a factor 2 of it (Sterbenz); rounding
     # that product changes no value, it shows that no product meets an addition unrounded.
-    hi = x - rounded(t * _EXP64_LN2_HI, t)
-    lo = rounded(t * _EXP64_LN2_LO, t)
+    hi = x - rounded(t * _EXP64_LN2_HI)
+    lo = rounded(t * _EXP64_LN2_LO)
     r = hi - lo
     r2 = r * r
-    c = r - rounded(r2 * horner(_EXP64_P, r2), r)
+    c = r - rounded(r2 * horner(_EXP64_P, r2))
     # (r c) is divided, not added: no fused multiply-add can take it.
     y = f64(1) - ((lo - (r * c) / (f64(2) - c)) - hi)
     # y is in [0.70, 1.42]; 2**k as 2**(k // 2) * 2**(k - k // 2), two normal numbers, so that
@@ -186,7 +204,7 @@ def _log1p_f64(x: jax.Array) -> jax.Array:
     x2 = x * x
     ratio = horner(_LOG1P_P, x) / horner(_LOG1P_Q, x)
     # -x**2/2 is exact; XLA 0.10.2 rounded x**3 P/Q before adding it.
-    small = x + (x2 * f64(-0.5) + rounded((x * x2) * ratio, x))
+    small = x + (x2 * f64(-0.5) + rounded((x * x2) * ratio))
     return jnp.where(lax.abs(x) < f64(_LOG1P_SMALL), small, large)
 
 
@@ -197,7 +215,7 @@ def _log1p_f32(x: jax.Array) -> jax.Array:
     # correction of fdlibm's s_log1p.c, here with this module's log. Within 1.5 ulp, where
     # Goldberg's log(u) x / (u - 1) reached 2.4 ulp.
     f32 = np.float32
-    u = _unfolded(x + f32(1), x)                    # else XLA simplifies (x + 1) - 1 to x
+    u = rounded(x + f32(1))                    # else XLA simplifies (x + 1) - 1 to x
     c = jnp.where(x < f32(1), x - (u - f32(1)), f32(1) - (u - x))
     y = log(u) + c / u
     # u = 1 for x in [-2**-25, 2**-24], where log(u) + c / u is x already; the select keeps -0.
@@ -246,14 +264,14 @@ def lgamma(x: jax.Array) -> jax.Array:
     # into [0, 1/2] first.
     frac = abs_x - jnp.floor(abs_x)
     frac = jnp.where(half < frac, one - frac, frac)
-    log_sin = log(sin_quarter(rounded(frac * dtype(np.pi), frac)))     # pi frac in [0, pi/2]
+    log_sin = log(sin_quarter(rounded(frac * dtype(np.pi))))     # pi frac in [0, pi/2]
     # The select keeps z + i from being simplified to x + (i - 1).
     z = jnp.where(reflect, -x, x + dtype(-1))
     t = z + dtype(_LANCZOS_G + 0.5)
     # Products rounded on their own before the additions that follow them (see :func:`rounded`).
-    log_t = (log1p(rounded(z * dtype(1 / (_LANCZOS_G + 0.5)), z))
+    log_t = (log1p(rounded(z * dtype(1 / (_LANCZOS_G + 0.5))))
              + dtype(np.log(_LANCZOS_G + 0.5)))
-    head = rounded((z + half - t / log_t) * log_t, log_t) + dtype(0.5 * np.log(2 * np.pi))
+    head = rounded((z + half - t / log_t) * log_t) + dtype(0.5 * np.log(2 * np.pi))
     series = dtype(_LANCZOS[1]) / (z + one) + dtype(_LANCZOS[0])
     for i, c in enumerate(_LANCZOS[2:], start=2):
         series = series + dtype(c) / (z + dtype(i))
@@ -301,14 +319,14 @@ def sin_quarter(x: jax.Array) -> jax.Array:
     near = x <= dtype(np.pi / 4)
     # pio2_hi - x is exact for x in [pi/4, pi/2] (Sterbenz: within a factor 2 of each other);
     # unfolded, else XLA adds the two constants first (and pio2_lo is lost in pio2_hi).
-    w = jnp.where(near, x, _unfolded(pio2_hi - x, x) + pio2_lo)
-    z = rounded(w * w, w)
-    sin_w = w + rounded(rounded(w * z, w) * horner(sines, z), w)
+    w = jnp.where(near, x, rounded(pio2_hi - x) + pio2_lo)
+    z = rounded(w * w)
+    sin_w = w + rounded(rounded(w * z) * horner(sines, z))
     # z / 2 is exact (a power of two); z**2 C(z) is rounded before its addition.
     if x.dtype == jnp.float32:            # sinf.c's order: z**2 C(z) - z/2 + 1
-        cos_w = (rounded(rounded(z * z, z) * horner(cosines, z), z) - dtype(0.5) * z) + dtype(1)
+        cos_w = (rounded(rounded(z * z) * horner(cosines, z)) - dtype(0.5) * z) + dtype(1)
     else:                                 # sin.c's order: (1 - z/2) + z**2 C(z)
-        cos_w = (dtype(1) - dtype(0.5) * z) + rounded(rounded(z * z, z) * horner(cosines, z), z)
+        cos_w = (dtype(1) - dtype(0.5) * z) + rounded(rounded(z * z) * horner(cosines, z))
     return jnp.where(near, sin_w, cos_w)
 
 
@@ -328,15 +346,28 @@ def tan_of_unit(u: jax.Array) -> jax.Array:
         distribution at ``u``.
     """
     dtype = u.dtype.type
-    half, one = dtype(0.5), dtype(1)
-    upper = u >= half
-    # Exact for u in [1/4, 1) (Sterbenz); below, 1/2 - u in (1/4, 1/2] is rounded, where
-    # sin(pi a) is flat enough that this costs at most an ulp.
-    a = jnp.where(upper, u - half, half - u)
-    b = jnp.where(upper, one - u, u)                        # exact: 1 - u for u in [1/2, 1]
+    upper = u >= dtype(0.5)
+    # Exact for u in [1/2, 1]: 1 - u.
+    cotangent = cot_pi(jnp.where(upper, dtype(1) - u, u))
+    return jnp.where(upper, cotangent, -cotangent)
+
+
+def cot_pi(p: jax.Array) -> jax.Array:
+    """``cot(pi p)`` for ``p`` in ``[0, 1/2]`` (float32 or float64), accurate (within a few ulp)
+    down to ``p = 0``: ``sin(pi (1/2 - p)) / sin(pi p)`` by :func:`sin_quarter`, both arguments
+    in ``[0, pi/2]``; ``p = 0`` gives ``inf``. ``1/2 - p`` is exact for ``p`` in ``[1/4, 1/2]``
+    (Sterbenz); below, it is rounded where ``sin`` is flat enough that this costs at most an
+    ulp. The standard Cauchy distribution's inverse CDF is ``-cot(pi u)``.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> [round(float(c), 6) for c in cot_pi(jnp.array([0.25, 0.5], jnp.float32))]
+        [1.0, 0.0]
+    """
+    dtype = p.dtype.type
     pi = dtype(np.pi)
-    ratio = sin_quarter(rounded(pi * a, a)) / sin_quarter(rounded(pi * b, b))
-    return jnp.where(upper, ratio, -ratio)
+    return (sin_quarter(rounded(pi * (dtype(0.5) - p)))
+            / sin_quarter(rounded(pi * p)))
 
 
 # Cephes erfcf, as XLA 0.10.2 expanded float32 erfc: 1 - x P(x**2) for |x| < 1, otherwise
@@ -354,7 +385,7 @@ def _erfc_f32(x: jax.Array) -> jax.Array:
     f32 = np.float32
     abs_x = lax.abs(x)
     x2 = x * x
-    near = f32(1) - rounded(x * horner(_ERFC_P, x2), x)
+    near = f32(1) - rounded(x * horner(_ERFC_P, x2))
     minus_x2 = -x2
     scaled = _exp_f32(minus_x2) * (f32(1) / abs_x)
     w = f32(1) / x2
@@ -364,12 +395,10 @@ def _erfc_f32(x: jax.Array) -> jax.Array:
     return jnp.where(abs_x < f32(1), near, far)
 
 
-def erfc(x: jax.Array) -> jax.Array:
-    """``1 - erf(x)``: float32 by the algorithm of jax 0.10.2's XLA (above), float64 by XLA's
-    ``erfc`` (whose values did not move)."""
-    if x.dtype == jnp.float32:
-        return _erfc_f32(x)
-    return lax.erfc(x)
+def erfc_f32(x: jax.Array) -> jax.Array:
+    """float32 ``1 - erf(x)`` by the algorithm of jax 0.10.2's XLA (above);
+    :func:`jaxpmac._samplers._fixed_erf.erfc` serves both widths."""
+    return _erfc_f32(x)
 
 
 def logaddexp(a: jax.Array, b: jax.Array) -> jax.Array:
@@ -381,7 +410,7 @@ def logaddexp(a: jax.Array, b: jax.Array) -> jax.Array:
     # exp(-2 |delta|) (jax 0.10.2 called log1p as one operation, which hid its insides from that
     # rewrite), without a barrier, which would stop a draw from fusing into its consumer.
     small = exp(-lax.abs(delta))
-    small = rounded(small, small)
+    small = rounded(small)
     return jnp.where(jnp.isnan(delta), a + b, amax + log1p(small))
 
 
@@ -418,11 +447,11 @@ def _log_f32(x: jax.Array) -> jax.Array:
     low = m < f32(np.sqrt(0.5))
     exponent = jnp.where(low, exponent - f32(1), exponent)
     z = jnp.where(low, m + m, m) - f32(1)                   # exact: m - 1 in [-0.293, 0.414)
-    z2 = rounded(z * z, z)
-    y = rounded(rounded(z * z2, z) * horner(_LOG_P, z), z)
-    y = y + rounded(exponent * _LOG_C2, z)
-    y = y + rounded(f32(-0.5) * z2, z)
-    return (z + y) + rounded(exponent * _LOG_C1, z)
+    z2 = rounded(z * z)
+    y = rounded(rounded(z * z2) * horner(_LOG_P, z))
+    y = y + rounded(exponent * _LOG_C2)
+    y = y + rounded(f32(-0.5) * z2)
+    return (z + y) + rounded(exponent * _LOG_C1)
 
 
 # fdlibm's e_log.c (Sun Microsystems, 1993): x = 2**k m with m in [sqrt(2)/2, sqrt(2)),
@@ -456,17 +485,17 @@ def _log_f64(x: jax.Array) -> jax.Array:
     s = f / (f64(2) + f)
     z = s * s
     w = z * z
-    t1 = rounded(w * horner(_LOG64_LG[5::-2], w), w)           # w (Lg2 + w (Lg4 + w Lg6))
-    t2 = rounded(z * horner(_LOG64_LG[6::-2], w), z)           # z (Lg1 + w (Lg3 + ...))
+    t1 = rounded(w * horner(_LOG64_LG[5::-2], w))           # w (Lg2 + w (Lg4 + w Lg6))
+    t2 = rounded(z * horner(_LOG64_LG[6::-2], w))           # z (Lg1 + w (Lg3 + ...))
     big_r = t2 + t1
     # k ln2_hi is exact (|k| < 2**11, ln2_hi 32 significant bits), rounded all the same.
-    k_hi = rounded(dk * _LOG64_LN2_HI, dk)
-    k_lo = rounded(dk * _LOG64_LN2_LO, dk)
+    k_hi = rounded(dk * _LOG64_LN2_HI)
+    k_lo = rounded(dk * _LOG64_LN2_LO)
     # fdlibm's two forms: with f**2 / 2 taken out where the mantissa is in [1.38, 1.42)
     # (its high word's bits in [0x6147a, 0x6b851]: |f| about 0.29..0.42), the other elsewhere.
-    half_f2 = rounded((f64(0.5) * f) * f, f)        # 0.5 f is exact
-    with_square = k_hi - ((half_f2 - (rounded(s * (half_f2 + big_r), s) + k_lo)) - f)
-    without = k_hi - ((rounded(s * (f - big_r), s) - k_lo) - f)
+    half_f2 = rounded((f64(0.5) * f) * f)        # 0.5 f is exact
+    with_square = k_hi - ((half_f2 - (rounded(s * (half_f2 + big_r)) + k_lo)) - f)
+    without = k_hi - ((rounded(s * (f - big_r)) - k_lo) - f)
     result = jnp.where(((high - 0x6147A) | (0x6B851 - high)) > 0, with_square, without)
     return _log_edges(x, result, bits, np.int64(0x7FF0000000000000))
 

@@ -69,18 +69,20 @@ def _log_gamma_draw(streams, alpha: jax.Array, dtype) -> jax.Array:
     boosted = alpha < 1
     a = jnp.where(valid, jnp.where(boosted, alpha + 1, alpha), 1)
     d = a - np.array(1 / 3, cdtype)
-    c = jax.lax.rsqrt(np.array(9, cdtype) * d)
+    # 1 / sqrt (both correctly rounded), not XLA's rsqrt, whose value depends on the target:
+    # rounded() keeps XLA's simplifier from rewriting the one as the other.
+    c = 1 / _fixed_math.rounded(jnp.sqrt(np.array(9, cdtype) * d))
 
     def propose(words, first):
         del first
         x = _ndtri.normal_of_word(words[:, 0], cdtype)
         log_u = _unit.log_unit_pair(words[:, 1], cdtype)[0]
-        v = (1 + _fixed_math.rounded(c * x, x)) ** 3
+        v = (1 + _fixed_math.rounded(c * x)) ** 3
         positive = v > 0
         log_v = _fixed_math.log(jnp.where(positive, v, 1))
-        half_x2 = _fixed_math.rounded(np.array(0.5, cdtype) * x * x, x)
-        bound = (half_x2 + d - _fixed_math.rounded(d * v, v)
-                 + _fixed_math.rounded(d * log_v, log_v))
+        half_x2 = _fixed_math.rounded(np.array(0.5, cdtype) * x * x)
+        bound = (half_x2 + d - _fixed_math.rounded(d * v)
+                 + _fixed_math.rounded(d * log_v))
         accepted = positive & (log_u < bound)
         return log_v, accepted | ~valid
 
@@ -92,7 +94,7 @@ def _log_gamma_draw(streams, alpha: jax.Array, dtype) -> jax.Array:
     # A product with 1 / alpha, as XLA's simplifier writes a division by a broadcast scalar in
     # a compiled program: so a scalar alpha, an array alpha and a draw op by op (disable_jit)
     # all round the same.
-    log_boost = _fixed_math.rounded(log_boost * (np.array(1, cdtype) / safe_alpha), log_boost)
+    log_boost = _fixed_math.rounded(log_boost * (np.array(1, cdtype) / safe_alpha))
     log_x = _fixed_math.log(d) + log_v + jnp.where(boosted, log_boost, 0)
     invalid = jnp.where(alpha == 0, -jnp.inf, jnp.where(alpha == jnp.inf, jnp.inf, jnp.nan))
     return jnp.where(valid, log_x, invalid.astype(cdtype))

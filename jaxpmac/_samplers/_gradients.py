@@ -82,8 +82,8 @@ def _logaddexp_jvp(primals, tangents):
     (a, b), (da, db) = primals, tangents
     r = primal(logaddexp(a, b))
     # A weight of an argument that is -inf is 0, also when r is -inf too (both -inf).
-    weight_a = jnp.where(a == -jnp.inf, 0, lax.exp(a - r))
-    weight_b = jnp.where(b == -jnp.inf, 0, lax.exp(b - r))
+    weight_a = jnp.where(a == -jnp.inf, 0, _fixed_math.exp(a - r))
+    weight_b = jnp.where(b == -jnp.inf, 0, _fixed_math.exp(b - r))
     return r, weight_a * da + weight_b * db
 
 
@@ -129,7 +129,7 @@ def log_gamma_derivative(log_x: jax.Array, alpha: jax.Array) -> jax.Array:
     valid = (alpha > 0) & (alpha < jnp.inf)
     safe_alpha = jnp.where(valid, alpha, 1)
     general = log_x > _SERIES_BELOW[log_x.dtype.itemsize]
-    x = lax.exp(jnp.where(general, log_x, 0))
+    x = _fixed_math.exp(jnp.where(general, log_x, 0))
     from_grad = lax.random_gamma_grad(safe_alpha, x) / x
     series = (jax.scipy.special.digamma(safe_alpha + 1) - log_x) / safe_alpha
     return jnp.where(valid, jnp.where(general, from_grad, series), np.nan)

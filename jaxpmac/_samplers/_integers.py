@@ -14,6 +14,7 @@ from jax import lax
 from jaxpmac._cipher import _limbs
 from jaxpmac._message import _inputs
 from jaxpmac._samplers import _bits
+from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _sampler_args
 from jaxpmac._samplers import _simple_continuous
 from jaxpmac._samplers import _unit
@@ -251,12 +252,19 @@ def _check_axis(axis, ndim: int, *, name: str) -> int:
 _P_ACCEPTS = "finite non-negative weights with a positive, finite sum"
 
 
+def _cumulative(p, xp=jnp):
+    """The running sums of ``p``: traced, by an associative scan, whose order of additions is
+    written out in the program (``jnp.cumsum`` leaves it to each backend's reduce-window or
+    scan); concrete, numpy's (only checked against 0 and infinity)."""
+    return lax.associative_scan(jnp.add, p) if xp is jnp else np.cumsum(p)
+
+
 def _weights_are_valid(p, n_draws: int, replace: bool, xp=jnp):
     """Whether ``p`` is a usable weight vector (a bool scalar; ``xp`` is ``jnp`` for traced
     ``p`` or ``np`` for concrete): finite, non-negative, with a positive sum that does not
     overflow (the inverse CDF scales by it), and, without replacement, at least ``n_draws``
     positive weights (Gumbel top-k would otherwise pick zero-weight entries)."""
-    total = xp.cumsum(p)[-1]
+    total = _cumulative(p, xp)[-1]
     valid = xp.all(p >= 0) & xp.all(xp.isfinite(p)) & (total > 0) & xp.isfinite(total)
     if not replace:
         valid &= xp.sum(p > 0) >= n_draws
@@ -299,12 +307,13 @@ def _choice_indices(state, p, *, shape, n, replace, has_p):
         order = lax.sort((hi, lo, lax.iota(jnp.int32, n)), num_keys=2, is_stable=True)[2]
         return order[:n_draws].reshape(shape)
     if replace:
-        cumulative = jnp.cumsum(p)
+        cumulative = _cumulative(p)
         u = _unit.open_unit(_unit.words(state, n_draws, 1, p.dtype)[:, 0], p.dtype)
         index = jnp.searchsorted(cumulative, u * cumulative[-1], side="left")
         index = jnp.minimum(index, n - 1).astype(jnp.int32).reshape(shape)
     else:
-        keys = jnp.log(p) + _simple_continuous.unit_transform(state, (n,), p.dtype, "gumbel")
+        gumbel = _simple_continuous.unit_transform(state, (n,), p.dtype, "gumbel")
+        keys = _fixed_math.log(p) + gumbel
         index = lax.top_k(keys, n_draws)[1].astype(jnp.int32).reshape(shape)
     return jnp.where(_weights_are_valid(p, n_draws, replace), index, -1)
 

@@ -13,6 +13,8 @@ rows and two columns elementwise.
 
 from __future__ import annotations
 
+from functools import partial
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -197,6 +199,12 @@ def symmetric_eigen(a, *, sweeps: int | None = None) -> tuple[jax.Array, jax.Arr
         raise ValueError(f"symmetric_eigen takes sweeps >= 0, not {sweeps}")
     # The sum is commutative, so the result is exactly symmetric; the halving is exact (but
     # in the subnormal range, which XLA's CPU flushes anyway).
+    return _eigen(a, sweeps)
+
+
+@partial(jax.custom_jvp, nondiff_argnums=(1,))
+def _eigen(a: jax.Array, sweeps: int) -> tuple[jax.Array, jax.Array]:
+    d = a.shape[-1]
     a = (a + jnp.swapaxes(a, -1, -2)) / a.dtype.type(2)
     a, rows = _diagonalise(a, jnp.broadcast_to(jnp.eye(d, dtype=a.dtype), a.shape), sweeps)
     w = jnp.diagonal(a, axis1=-2, axis2=-1)
@@ -208,3 +216,20 @@ def symmetric_eigen(a, *, sweeps: int | None = None) -> tuple[jax.Array, jax.Arr
     negative = jnp.take_along_axis(rows, largest, axis=-1) < 0
     rows = jnp.where(negative, -rows, rows)
     return w, jnp.swapaxes(rows, -1, -2)
+
+
+@_eigen.defjvp
+def _eigen_jvp(sweeps, primals, tangents):
+    """The derivative of an eigendecomposition (as ``jnp.linalg.eigh``'s): ``dw = diag(V^T dA
+    V)``, ``dV = V (F * V^T dA V)`` with ``F[i, j] = 1 / (w[j] - w[i])`` off the diagonal, 0
+    on it. Differentiating the rotations themselves would pass through their guards (NaN)."""
+    (a,), (da,) = primals, tangents
+    w, v = _eigen(a, sweeps)
+    da = (da + jnp.swapaxes(da, -1, -2)) / da.dtype.type(2)
+    highest = lax.Precision.HIGHEST
+    projected = jnp.matmul(jnp.swapaxes(v, -1, -2), jnp.matmul(da, v, precision=highest),
+                           precision=highest)
+    eye = jnp.eye(a.shape[-1], dtype=a.dtype)
+    f = 1 / (eye + w[..., None, :] - w[..., :, None]) - eye
+    dv = jnp.matmul(v, f * projected, precision=highest)
+    return (w, v), (jnp.diagonal(projected, axis1=-2, axis2=-1), dv)

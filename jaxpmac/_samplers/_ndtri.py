@@ -3,9 +3,9 @@
 
 ``ndtri`` and ``ndtr`` transcribe the implementations of jax 0.10.2's ``jax.scipy.special``
 (``ndtri``: the cephes library's rational approximations; ``ndtr``: from ``erf``/``erfc``),
-with this project's polynomial evaluation (each product rounded on its own) and float32
-``erfc`` (:mod:`jaxpmac._samplers._fixed_math`): jax 0.12 changed both functions (and
-``jnp.polyval``), and the values here are meant not to follow the installed jax.
+with this project's polynomial evaluation (each product rounded on its own), ``log``
+(:mod:`jaxpmac._samplers._fixed_math`), ``erf`` and ``erfc`` (:mod:`._fixed_erf`): XLA's own
+functions change with the jax version and the instruction set, and the values here do not.
 
 ``lower_half_ndtri(p)`` equals ``ndtri(p)`` bit for bit for every ``p`` in ``[p_min, 1/2]``
 (checked for all ``2**31`` float32 inputs of :func:`normal_of_word` and on random float64
@@ -25,6 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxpmac._samplers import _fixed_erf
 from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _unit
 
@@ -59,9 +60,9 @@ def _tail_terms(p: jax.Array) -> tuple[jax.Array, jax.Array]:
     ``0.5 * log(m)`` in a compiled program, so only this form gives the compiled values when
     the operations run one by one (``jax.disable_jit``)."""
     dtype = p.dtype.type
-    z_squared = dtype(-2.0) * lax.log(p)
+    z_squared = dtype(-2.0) * _fixed_math.log(p)
     z = lax.sqrt(z_squared)
-    return z, z - lax.log(z_squared) * dtype(0.5) / z
+    return z, z - _fixed_math.log(z_squared) * dtype(0.5) / z
 
 
 def _tail_ratio(numerator, denominator, z: jax.Array) -> jax.Array:
@@ -92,7 +93,7 @@ def lower_half_ndtri(p: jax.Array, *, p_min: float) -> jax.Array:
     w = p - dtype(0.5)
     ww = lax.square(w)
     centre = w + _fixed_math.rounded(
-        w * ww * (polynomial(CENTRE_P, ww) / polynomial(CENTRE_Q, ww)), w)
+        w * ww * (polynomial(CENTRE_P, ww) / polynomial(CENTRE_Q, ww)))
     # ndtri multiplies by -sqrt(2 pi) and negates below 1/2: the same value, exactly.
     centre = centre * dtype(np.sqrt(2.0 * np.pi))
     z, first_term = _tail_terms(p)
@@ -130,7 +131,7 @@ def ndtri(p: jax.Array) -> jax.Array:
     w = q - dtype(0.5)
     ww = lax.square(w)
     centre = w + _fixed_math.rounded(
-        w * ww * (polynomial(CENTRE_P, ww) / polynomial(CENTRE_Q, ww)), w)
+        w * ww * (polynomial(CENTRE_P, ww) / polynomial(CENTRE_Q, ww)))
     centre = centre * -dtype(np.sqrt(2.0 * np.pi))
     z, first_term = _tail_terms(q)
     far_tail = first_term - _tail_ratio(FAR_TAIL_P, FAR_TAIL_Q, z)
@@ -145,7 +146,7 @@ def ndtri(p: jax.Array) -> jax.Array:
 def ndtr(x: jax.Array) -> jax.Array:
     """The standard normal CDF, by the algorithm of jax 0.10.2's ``jax.scipy.special.ndtr``:
     ``(1 + erf(x / sqrt 2)) / 2`` near 0 (``|x| < 1``), ``erfc(|x| / sqrt 2) / 2`` or
-    ``1 -`` that beyond, with this project's float32 ``erfc`` (:func:`_fixed_math.erfc`).
+    ``1 -`` that beyond, with this project's ``erf`` and ``erfc`` (:mod:`._fixed_erf`).
 
     Example:
         >>> import jax.numpy as jnp
@@ -158,9 +159,9 @@ def ndtr(x: jax.Array) -> jax.Array:
     # NaN), so x / sqrt(2) can be rounded on its own (not fused into erfc's first steps, as
     # XLA 0.10.2 did in scalar code only).
     x = jnp.clip(x, dtype(-40), dtype(40))
-    w = _fixed_math.rounded(x * half_sqrt_2, x)
+    w = _fixed_math.rounded(x * half_sqrt_2)
     z = lax.abs(w)
-    y = jnp.where(z < half_sqrt_2, dtype(1.0) + lax.erf(w),
-                  jnp.where(w > dtype(0.0), dtype(2.0) - _fixed_math.erfc(z),
-                            _fixed_math.erfc(z)))
+    y = jnp.where(z < half_sqrt_2, dtype(1.0) + _fixed_erf.erf(w),
+                  jnp.where(w > dtype(0.0), dtype(2.0) - _fixed_erf.erfc(z),
+                            _fixed_erf.erfc(z)))
     return dtype(0.5) * y

@@ -13,6 +13,7 @@ from jax import lax
 from jaxpmac._samplers import _bits
 from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _gradients
+from jaxpmac._samplers import _jacobi
 from jaxpmac._samplers import _ndtri
 from jaxpmac._samplers import _sampler_args
 from jaxpmac._samplers import _unit
@@ -67,8 +68,10 @@ def normal(state, shape=(), dtype=None):
 @partial(jax.jit, static_argnames=("shape", "dtype"))
 def _truncated_normal_impl(state, lower, upper, *, shape, dtype):
     cdtype = _unit.compute_dtype(dtype)
-    lower = jnp.broadcast_to(lower.astype(cdtype), shape)
-    upper = jnp.broadcast_to(upper.astype(cdtype), shape)
+    # The bounds keep their own shape (they broadcast against u): Phi(bounds) is computed once
+    # per bound, so a constant bound is folded by XLA exactly as a traced one is computed,
+    # where its broadcast would have let XLA's simplifier rewrite ndtr's divisions by it.
+    lower, upper = lower.astype(cdtype), upper.astype(cdtype)
     u = _unit.open_unit(_unit.words(state, math.prod(shape), 1, dtype)[:, 0], cdtype)
     return _truncated_of_unit(u.reshape(shape), lower, upper).astype(dtype)
 
@@ -76,7 +79,7 @@ def _truncated_normal_impl(state, lower, upper, *, shape, dtype):
 @jax.custom_jvp
 def _truncated_of_unit(u, lower, upper):
     """The truncated normal at probability position ``u`` in ``(0, 1)`` of ``(lower, upper)``
-    (arrays of one shape), by :func:`truncated_normal`'s algorithm.
+    (arrays that broadcast against ``u``), by :func:`truncated_normal`'s algorithm.
 
     Derivative (the tangent of ``u``, made from stream bits, is zero): ``x`` is the point
     where the truncated CDF ``(Phi(x) - Phi(lower)) / (Phi(upper) - Phi(lower))`` equals ``v``
@@ -93,7 +96,7 @@ def _truncated_of_unit(u, lower, upper):
     b = jnp.where(flip, -lower, upper)
     cdf_a, cdf_b = _ndtri.ndtr(a), _ndtri.ndtr(b)
     # The product rounded on its own: XLA fuses it into the addition in some programs only.
-    x = _ndtri.ndtri(cdf_a + _fixed_math.rounded(u * (cdf_b - cdf_a), u))
+    x = _ndtri.ndtri(cdf_a + _fixed_math.rounded(u * (cdf_b - cdf_a)))
     x = jnp.where(flip, -x, x)
     # Keep inside the open interval (lower, upper) like jax.random.truncated_normal.
     x = jnp.clip(x, lax.nextafter(lower, jnp.full_like(lower, jnp.inf)),
@@ -112,8 +115,8 @@ def _truncated_of_unit_jvp(primals, tangents):
     v, one_minus_v = jnp.where(flip, 1 - u, u), jnp.where(flip, u, 1 - u)   # both exact
     half = np.array(0.5, x.dtype)
     # phi(b) / phi(x); an infinite bound has density 0 (its tangent does not matter).
-    to_lower = jnp.where(jnp.isinf(lower), 0, lax.exp((x - lower) * (x + lower) * half))
-    to_upper = jnp.where(jnp.isinf(upper), 0, lax.exp((x - upper) * (x + upper) * half))
+    to_lower = jnp.where(jnp.isinf(lower), 0, _fixed_math.exp((x - lower) * (x + lower) * half))
+    to_upper = jnp.where(jnp.isinf(upper), 0, _fixed_math.exp((x - upper) * (x + upper) * half))
     degenerate = lower == upper
     c_lower = one_minus_v * jnp.where(degenerate, 1, to_lower)
     c_upper = v * jnp.where(degenerate, 1, to_upper)
@@ -220,8 +223,9 @@ def _cholesky(cov: jax.Array) -> jax.Array:
             return _column(factor, k) * lax.dynamic_index_in_dim(row_j, k, axis=-1)
 
         # Columns k >= j of the factor are still 0, so for j = 0 this is 0 and v = a[:, 0].
-        first = _fixed_math.rounded(term(0), row_j[..., :1])
-        total = lax.fori_loop(1, jnp.maximum(j, 1), lambda k, t: t + term(k), first)
+        first = _fixed_math.rounded(term(0))
+        total = lax.fori_loop(1, jnp.maximum(j, 1),
+                              lambda k, t: t + _fixed_math.rounded(term(k)), first)
         v = _column(a, j) - total
         pivot = lax.dynamic_index_in_dim(v, j, axis=-1, keepdims=False)
         diagonal = lax.sqrt(pivot)
@@ -255,11 +259,16 @@ def _cholesky_jvp(primals, tangents):
 def _factor(cov, method: str):
     if method == "cholesky":
         return _cholesky(cov)
+    # The project's own eigendecomposition (LAPACK's factors differ between machines).
+    eigenvalues, vectors = _jacobi.symmetric_eigen(cov)
     if method == "eigh":
-        eigenvalues, vectors = jnp.linalg.eigh(cov)
         return vectors * jnp.sqrt(jnp.maximum(eigenvalues, 0))[..., None, :]
-    u, s, _ = jnp.linalg.svd(cov)
-    return u * jnp.sqrt(s)[..., None, :]
+    # A symmetric matrix's singular values are its eigenvalues' magnitudes, in descending
+    # order, with the same vectors up to sign: U sqrt(s), as an SVD would give.
+    order = jnp.argsort(-jnp.abs(eigenvalues), axis=-1, stable=True)
+    singular = jnp.take_along_axis(jnp.abs(eigenvalues), order, axis=-1)
+    vectors = jnp.take_along_axis(vectors, order[..., None, :], axis=-1)
+    return vectors * jnp.sqrt(singular)[..., None, :]
 
 
 def _product(factor: jax.Array, z: jax.Array) -> jax.Array:
@@ -278,7 +287,7 @@ def _product(factor: jax.Array, z: jax.Array) -> jax.Array:
     lanes = _PRODUCT_LANES[z.dtype.itemsize]
 
     def rounded_term(j):
-        return _fixed_math.rounded(factor[..., :, j] * z[..., j, None], z[..., j, None])
+        return _fixed_math.rounded(factor[..., :, j] * z[..., j, None])
 
     groups = d // lanes
     total = None
@@ -314,13 +323,12 @@ def multivariate_normal(state, mean, cov, shape=None, dtype=None, method="choles
     A covariance that is not positive definite gives NaN with Cholesky, like ``jax.random``.
     Differentiable in ``mean`` and ``cov`` with every ``method`` (``docs/gradients.md``).
 
-    Stability of the values: the Cholesky factor and the product ``F z`` are the project's own
-    (a fixed order of operations, :func:`_cholesky` and :func:`_product`), so with
-    ``method="cholesky"`` the values do not depend on the installed jax. ``eigh`` and ``svd``
-    come from the LAPACK behind the installed jax (and SciPy): their factors, and so the
-    draws, are reproducible with a given installation but may differ between versions,
-    typically by an ulp or so (and for a covariance with repeated eigenvalues, by the choice of
-    eigenvectors, which no version fixes). They were identical under jax 0.10.2 and 0.12.0.1.
+    Stability of the values: every factor and the product ``F z`` are the project's own (a
+    fixed order of correctly rounded operations: :func:`_cholesky`, the Jacobi method of
+    :func:`jaxpmac._samplers._jacobi.symmetric_eigen` for ``eigh`` and ``svd``, and
+    :func:`_product`), so the values depend neither on the installed jax nor on the machine's
+    LAPACK or instruction set. ``svd`` takes the eigenvectors in order of decreasing
+    ``|w|`` with ``sqrt(|w|)``, which is what an SVD of a symmetric matrix gives.
 
     Args:
         state: an :class:`RNGState`.

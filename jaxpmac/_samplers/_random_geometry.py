@@ -61,7 +61,7 @@ def _ordered_dot(a: jax.Array, b: jax.Array, axis: int) -> jax.Array:
     def term(r):
         x = lax.index_in_dim(a, r, axis, keepdims=False)
         y = lax.index_in_dim(b, r, axis, keepdims=False)
-        return _fixed_math.rounded(x * y, y)
+        return _fixed_math.rounded(x * y)
 
     total = term(0)
     for r in range(1, size):
@@ -76,7 +76,7 @@ def _subtract_projections(q: jax.Array, v: jax.Array) -> jax.Array:
     of ``q`` not yet computed are 0 and change nothing."""
     coefficients = _ordered_dot(q, v[..., :, None], axis=-2)               # [..., cols]
     for i in range(q.shape[-1]):
-        v = v - _fixed_math.rounded(q[..., :, i] * coefficients[..., i, None], v)
+        v = v - _fixed_math.rounded(q[..., :, i] * coefficients[..., i, None])
     return v
 
 
@@ -96,7 +96,7 @@ def gram_schmidt(z: jax.Array) -> jax.Array:
         # ``rsqrt(s)``, whose rounding is its own, in some programs (it moved columns by a few
         # ulp under jit). Multiplied by the reciprocal, as XLA computes a division by a
         # broadcast anyway.
-        inverse = 1 / _fixed_math.rounded(norm, norm)
+        inverse = 1 / _fixed_math.rounded(norm)
         return lax.dynamic_update_index_in_dim(q, (v * inverse[..., None])[..., None], j,
                                                axis=-1)
 
@@ -174,7 +174,7 @@ def _ball_impl(state, gamma_streams, signs, p, *, d, shape, dtype):
                                          dtype)
     log_boost = _log_open_unit(_unit.words(gamma_streams[2], n, 1, dtype)[:, 0], cdtype)
     p_flat = jnp.broadcast_to(p, shape + (d,)).reshape(-1)
-    log_boost = _fixed_math.rounded(log_boost * p_flat, log_boost)
+    log_boost = _fixed_math.rounded(log_boost * p_flat)
     log_g = (log_g + jnp.where(boosted, log_boost, 0)).reshape(shape + (d,))
     top = jnp.max(log_g, axis=-1, keepdims=True)
     log_sum = top + _fixed_math.log(_fixed_math.ordered_sum(_fixed_math.exp(log_g - top), axis=-1))
@@ -182,8 +182,8 @@ def _ball_impl(state, gamma_streams, signs, p, *, d, shape, dtype):
     # log|x_j| = (log|g_j|**p - log sum_i |g_i|**p) / p + log(u) / d, as products with the
     # reciprocals (XLA turns a division by a broadcast into one anyway), each rounded on its own.
     inverse_p = 1 / p
-    radial = _fixed_math.rounded(log_u * np.array(1 / d, cdtype), log_u)[..., None]
-    log_x = _fixed_math.rounded((log_g - log_sum) * inverse_p, inverse_p) + radial
+    radial = _fixed_math.rounded(log_u * np.array(1 / d, cdtype))[..., None]
+    log_x = _fixed_math.rounded((log_g - log_sum) * inverse_p) + radial
     magnitude = _fixed_math.exp(log_x)
     sign = _discrete_multivariate.stream_bits(signs, math.prod(shape) * d).reshape(shape + (d,))
     x = jnp.where(sign, magnitude, -magnitude)

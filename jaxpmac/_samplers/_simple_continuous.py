@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxpmac._samplers import _bits
+from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _sampler_args
 from jaxpmac._samplers import _unit
 from jaxpmac._samplers._hashed import hashed
@@ -30,7 +31,7 @@ def exponential_of_word(word, cdtype):
 
 def _gumbel(word, cdtype):
     log_u, _ = _unit.log_unit_pair(word, cdtype)
-    return -jnp.log(-log_u)
+    return -_fixed_math.log(-log_u)
 
 
 def _logistic(word, cdtype):
@@ -40,15 +41,17 @@ def _logistic(word, cdtype):
 
 def _laplace(word, cdtype):
     upper, p = _unit.symmetric_unit(word, cdtype)
-    magnitude = -jnp.log(np.array(2.0, cdtype) * p)   # 2p is uniform on (0, 1]
+    magnitude = -_fixed_math.log(np.array(2.0, cdtype) * p)   # 2p is uniform on (0, 1]
     return jnp.where(upper, magnitude, -magnitude)
 
 
 def _cauchy(word, cdtype):
-    # tan(pi (u - 1/2)) = +-cot(pi p): accurate far into both tails.
+    # tan(pi (u - 1/2)) = +-cot(pi p): accurate far into both tails, and the project's own
+    # (XLA's tan changes with the instruction set).
     upper, p = _unit.symmetric_unit(word, cdtype)
-    magnitude = np.array(1.0, cdtype) / jnp.tan(np.array(np.pi, cdtype) * p)
-    return jnp.where(upper, magnitude, -magnitude)
+    # The sign as a factor (exact): a select between the quotient and its negation would read
+    # it twice, and XLA would not fuse a division into two readers (the words stayed in memory).
+    return _fixed_math.cot_pi(p) * jnp.where(upper, np.array(1, cdtype), np.array(-1, cdtype))
 
 
 _TRANSFORMS = {"exponential": exponential_of_word, "gumbel": _gumbel, "logistic": _logistic,

@@ -25,14 +25,9 @@ PRECISE_LABEL = "jaxpmac.uniform.precise"
 
 
 def _rounded_to(value, dtype):
-    """``value`` rounded to ``dtype`` here, before the add that consumes it. XLA computes
-    float16/bfloat16 arithmetic in float32 and may drop a rounding in between where it sees
-    fit (newer XLA did, for bounds folded into constants), which would make the values depend
-    on the jax version and on whether the bounds were traced; ``reduce_precision`` is a
-    rounding XLA keeps."""
+    """A float32 ``value`` rounded to the narrow ``dtype`` (float16, bfloat16), kept float32:
+    ``reduce_precision`` is a rounding XLA keeps (a convert there and back, it may drop)."""
     finfo = jnp.finfo(dtype)
-    if finfo.bits >= 32:
-        return value
     return lax.reduce_precision(value, exponent_bits=finfo.nexp, mantissa_bits=finfo.nmant)
 
 
@@ -41,23 +36,23 @@ def _scale(unit, minval, maxval):
     nearest could reach ``maxval``); ``minval == maxval`` gives ``minval`` like jax.random.
 
     Each operation rounds to ``unit``'s dtype, the product on its own before the addition
-    (:func:`_rounded_product`): the same bits with and without ``jit``, in any program."""
+    (float16 and bfloat16 computed in float32, see below): the same bits with and without
+    ``jit``, in any program, on any target."""
     dtype = unit.dtype
-    value = _rounded_product(unit, maxval - minval) + minval
     below_max = lax.nextafter(maxval, jnp.full_like(maxval, -jnp.inf))
-    return jnp.maximum(minval, jnp.minimum(value, below_max)).astype(dtype)
-
-
-def _rounded_product(unit, width):
-    """``unit * width`` rounded to ``unit``'s dtype before the addition that consumes it: XLA
-    fuses ``u * w + minval`` into a fused multiply-add in some programs and not others (not
-    op by op, under ``jax.disable_jit``), which moved the last bits; float16/bfloat16 through
-    :func:`_rounded_to` (XLA computes them in float32), wider types through
-    :func:`jaxpmac._samplers._fixed_math.rounded`."""
-    product = unit * width
-    if jnp.finfo(unit.dtype).bits >= 32:
-        return _fixed_math.rounded(product, unit)
-    return _rounded_to(product, unit.dtype)
+    if jnp.finfo(dtype).bits >= 32:
+        value = _fixed_math.rounded(unit * (maxval - minval)) + minval
+        return jnp.maximum(minval, jnp.minimum(value, below_max)).astype(dtype)
+    # float16/bfloat16: in float32, each operation rounded to dtype on its own. Arithmetic in
+    # the narrow type would round once per operation on a target that has it (AVX512-FP16, a
+    # GPU) and fuse u * w + minval there; elsewhere XLA computes in float32 and may skip the
+    # roundings in between. The product of two narrow values is exact in float32; the last
+    # rounding is the conversion to dtype (which, unlike reduce_precision, keeps subnormals).
+    f32 = jnp.float32
+    width = _rounded_to(maxval.astype(f32) - minval.astype(f32), dtype)
+    product = _rounded_to(unit.astype(f32) * width, dtype)
+    value = (product + minval.astype(f32)).astype(dtype)
+    return jnp.maximum(minval, jnp.minimum(value, below_max))
 
 
 @jax.custom_jvp

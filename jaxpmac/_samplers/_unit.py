@@ -89,7 +89,12 @@ def fast_unit(word: jax.Array, dtype) -> jax.Array:
     word_bits = word.dtype.itemsize * 8
     top = (word >> np.array(word_bits - nmant, word.dtype)).astype(unsigned_of(dtype))
     one_bits = np.array(1.0, dtype).view(unsigned_of(dtype))
-    return lax.bitcast_convert_type(top | one_bits, dtype) - np.array(1.0, dtype)
+    one_to_two = lax.bitcast_convert_type(top | one_bits, dtype)
+    if dtype.itemsize >= 4:
+        return one_to_two - np.array(1.0, dtype)
+    # Exact either way; in float32 so that no float16/bfloat16 arithmetic reaches a compiler
+    # (see jaxpmac/_samplers/_uniform.py, _scale).
+    return (one_to_two.astype(jnp.float32) - np.float32(1)).astype(dtype)
 
 
 def symmetric_unit(word: jax.Array, dtype) -> tuple[jax.Array, jax.Array]:
@@ -113,7 +118,7 @@ def symmetric_unit(word: jax.Array, dtype) -> tuple[jax.Array, jax.Array]:
 def log_unit_pair(word: jax.Array, dtype) -> tuple[jax.Array, jax.Array]:
     """``(log(u), log(1 - u))`` of the uniform of :func:`symmetric_unit`, both accurate."""
     upper, p = symmetric_unit(word, dtype)
-    log_p, log_q = jnp.log(p), _fixed_math.log1p(-p)
+    log_p, log_q = _fixed_math.log(p), _fixed_math.log1p(-p)
     return jnp.where(upper, log_q, log_p), jnp.where(upper, log_p, log_q)
 
 

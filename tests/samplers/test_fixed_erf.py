@@ -122,7 +122,7 @@ def test_float64_against_scipy():
 
 def test_float32_accuracy():
     """Against scipy's float64 values (ulp of those rounded to float32). float32 erfc is
-    ``_fixed_math.erfc`` (Cephes ``erfcf``), whose ``exp(-x**2)`` takes ``x**2`` rounded to
+    ``_fixed_math.erfc_f32`` (Cephes ``erfcf``), whose ``exp(-x**2)`` takes ``x**2`` rounded to
     float32: up to ``x**2 / 2`` ulp lost to that alone."""
     tiny = np.finfo(np.float32).tiny
     for key, x in _inputs(np.float32, seed=31).items():
