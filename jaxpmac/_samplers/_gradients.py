@@ -14,8 +14,9 @@ the derivative of the distribution's transform (see ``docs/gradients.md``):
   ``alpha``), given the tangent of implicit reparameterisation,
   ``dx/dalpha = -(dF(x; alpha)/dalpha) / f(x; alpha)``, as ``jax.random.gamma`` does.
 
-The tangents use XLA's own functions (``exp``, ``digamma``, ``random_gamma_grad``): derivatives
-are accurate, but not pinned bit for bit across jax versions as the values are.
+The tangents use XLA's own ``digamma`` and ``random_gamma_grad`` (and the project's ``exp``):
+derivatives are accurate, but not pinned bit for bit across jax versions or instruction sets as
+the values are.
 """
 
 from __future__ import annotations

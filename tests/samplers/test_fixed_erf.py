@@ -11,24 +11,19 @@ Cephes' ``erfc`` without ``expx2``, itself off by up to about 500 ulp near ``x =
 
 from __future__ import annotations
 
-import os
-import pathlib
-import subprocess
-import sys
-
 import jax
 import numpy as np
 import pytest
 import scipy.special
 from float_audit import audit
+from isa_levels import host_levels, run_at_levels
 
-from jaxpmac._samplers import _fixed_erf, _fixed_math
+from jaxpmac._samplers import _fixed_erf
 
 LD = np.longdouble
 _EXTENDED = np.finfo(LD).nmant >= 63
 _RANGES = ((0.0, 0.5), (0.5, 1.0), (1.0, 8.0), (8.0, 27.0))
 _POINTS_PER_RANGE = 20_000
-_REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _reference(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -181,14 +176,6 @@ def test_jit_and_eager_give_the_same_bits(dtype, name):
                                   eager.view(f"u{eager.itemsize}"))
 
 
-def _xla_exp_f64() -> bool:
-    """Whether ``_fixed_math.exp`` still lowers float64 to XLA's ``exp`` (whose code depends on
-    the instruction set); its own fdlibm ``exp`` was being written when these tests were."""
-    with jax.enable_x64(True):
-        text = jax.jit(_fixed_math.exp).lower(np.zeros(8)).compile().as_text()
-    return any(f.kind == "xla_math" for f in audit(text))
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("name", ["erf", "erfc"])
 def test_compiled_program_has_no_float_audit_finding(dtype, name):
@@ -196,9 +183,6 @@ def test_compiled_program_has_no_float_audit_finding(dtype, name):
         x = np.linspace(-30, 30, 1024).astype(dtype)
         text = jax.jit(getattr(_fixed_erf, name)).lower(x).compile().as_text()
         findings = audit(text)
-        if dtype == np.float64 and _xla_exp_f64():
-            # Only until _fixed_math.exp has its own float64 exp: XLA's is then the one finding.
-            findings = [f for f in findings if (f.kind, f.opcode) != ("xla_math", "exponential")]
     assert findings == [], "\n".join(map(str, findings))
 
 
@@ -224,36 +208,13 @@ with jax.enable_x64(True):
             out[f"{name}_{np.dtype(dtype).name}"] = y.view(f"u{y.itemsize}")
 np.savez(sys.argv[1], **out)
 """
-_ISA_FLAGS = {"SSE4_2": ("sse4_2",), "AVX": ("avx",), "AVX2": ("avx2", "fma"),
-              "AVX512": ("avx512f",)}
-
-
-def _host_isa_levels() -> list[str]:
-    try:
-        text = pathlib.Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return []
-    flags = next((set(line.split(":", 1)[1].split()) for line in text.splitlines()
-                  if line.startswith("flags")), set())
-    return [level for level, needed in _ISA_FLAGS.items() if flags.issuperset(needed)]
-
-
 def test_same_bits_under_every_instruction_set(tmp_path):
-    levels = _host_isa_levels()
+    levels = host_levels()
     if len(levels) < 2:
         pytest.skip("needs an x86 host with at least two --xla_cpu_max_isa levels")
-    children = {}
-    for level in levels:
-        env = dict(os.environ, JAX_PLATFORMS="cpu",
-                   XLA_FLAGS=f"{os.environ.get('XLA_FLAGS', '')} --xla_cpu_max_isa={level}",
-                   PYTHONPATH=os.pathsep.join(filter(None, [str(_REPO),
-                                                            os.environ.get("PYTHONPATH")])))
-        children[level] = subprocess.Popen(
-            [sys.executable, "-c", _CHILD, str(tmp_path / f"{level}.npz")], env=env,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    for level, child in children.items():
-        _, stderr = child.communicate(timeout=300)
-        assert child.returncode == 0, f"{level}: {stderr[-3000:]}"
+    runs = run_at_levels(["-c", _CHILD, str(tmp_path / "{level}.npz")], levels, timeout=300)
+    for level, run in runs.items():
+        assert run.returncode == 0, f"{level}: {run.stderr[-3000:]}"
     results = {level: dict(np.load(tmp_path / f"{level}.npz")) for level in levels}
     first, *others = levels
     differing = {}
@@ -262,7 +223,4 @@ def test_same_bits_under_every_instruction_set(tmp_path):
             count = int(np.count_nonzero(bits != results[level][key]))
             if count:
                 differing[(level, key)] = count
-    if differing and _xla_exp_f64() and all(key.endswith("float64") for _, key in differing):
-        # Only until _fixed_math.exp has its own float64 exp: XLA's differs by instruction set.
-        pytest.xfail(f"float64 through XLA's exp: {differing}")
     assert not differing, f"values that differ from {first}'s: {differing}"

@@ -6,22 +6,17 @@ instruction-set dependent, and the same bits under every ``--xla_cpu_max_isa`` t
 
 from __future__ import annotations
 
-import concurrent.futures
 import json
-import os
-import pathlib
-import subprocess
-import sys
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 from float_audit import audit
+from isa_levels import host_levels, run_at_levels
 
 from jaxpmac._samplers import _fixed_math as fm
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
 LONG = np.longdouble
 # Reference values in x87 long double (64-bit mantissa) are 11 bits better than float64; where
 # the host's long double is float64 itself, the float64 accuracy tests are skipped.
@@ -274,9 +269,8 @@ _ISA_SCRIPT = """
 import hashlib, json, sys
 import jax, numpy as np
 jax.config.update("jax_enable_x64", True)
-sys.path.insert(0, {tests!r})
 from samplers.test_fixed_math import _functions, _inputs
-digests = {{}}
+digests = {}
 for dtype in (np.float32, np.float64):
     for name, function in _functions(dtype).items():
         x = _inputs(name, dtype, 65536)                 # a jit argument: not folded at compile
@@ -290,39 +284,19 @@ print("REPORT " + json.dumps(digests))
 """
 
 
-def _host_isas() -> list[str]:
-    """The ``--xla_cpu_max_isa`` levels this host can run (from /proc/cpuinfo's flags)."""
-    try:
-        text = pathlib.Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return []
-    flags = set()
-    for line in text.splitlines():
-        if line.startswith("flags"):
-            flags.update(line.split(":", 1)[1].split())
-    needs = {"SSE4_2": {"sse4_2"}, "AVX": {"avx"}, "AVX2": {"avx2", "fma"},
-             "AVX512": {"avx512f"}}
-    return [isa for isa, need in needs.items() if need <= flags]
-
-
-def _digests_under(isa: str) -> dict:
-    env = dict(os.environ, XLA_FLAGS=f"--xla_cpu_max_isa={isa}", JAX_PLATFORMS="cpu")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    script = _ISA_SCRIPT.format(tests=str(REPO / "tests"))
-    child = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                           env=env, cwd=REPO, timeout=300)
-    assert child.returncode == 0, child.stderr[-4000:]
-    lines = [line for line in child.stdout.splitlines() if line.startswith("REPORT ")]
-    assert len(lines) == 1, child.stdout[-2000:] + child.stderr[-2000:]
+def _digests(run) -> dict:
+    assert run.returncode == 0, run.stderr[-4000:]
+    lines = [line for line in run.stdout.splitlines() if line.startswith("REPORT ")]
+    assert len(lines) == 1, run.stdout[-2000:] + run.stderr[-2000:]
     return json.loads(lines[0][len("REPORT "):])
 
 
 def test_same_bits_on_every_instruction_set():
-    isas = _host_isas()
+    isas = host_levels()
     if len(isas) < 2:
         pytest.skip("needs at least two x86 instruction set levels")
-    with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        digests = dict(zip(isas, pool.map(_digests_under, isas)))
+    runs = run_at_levels(["-c", _ISA_SCRIPT], isas, timeout=300)
+    digests = {isa: _digests(run) for isa, run in runs.items()}
     first = digests[isas[0]]
     for isa in isas[1:]:
         differing = sorted(key for key in first if key != "control"

@@ -13,25 +13,17 @@ tests allow 4.
 
 from __future__ import annotations
 
-import os
 import pathlib
-import subprocess
-import sys
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 from float_audit import audit
+from isa_levels import host_levels, run_at_levels
 
 from jaxpmac._samplers import _jacobi
 from jaxpmac._samplers._jacobi import symmetric_eigen
 
-_REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(_REPO) not in sys.path:
-    sys.path.insert(0, str(_REPO))
-
-from benchmarks._host import host_isa_levels, xla_flags_with_isa  # noqa: E402
 
 _DIMS = (1, 2, 3, 6, 16)
 _BATCH = 8
@@ -254,7 +246,7 @@ _CHILD = """
 import sys
 import jax
 import numpy as np
-sys.path[:0] = sys.argv[2:]        # the test's folder (this module) and tests/ (float_audit)
+sys.path[:0] = sys.argv[2:]        # the test's folder (this module)
 import test_jacobi as t
 from jaxpmac._samplers._jacobi import symmetric_eigen
 
@@ -273,21 +265,13 @@ np.savez(sys.argv[1], **out)
 
 
 def test_same_bits_under_every_instruction_set(tmp_path):
-    levels = host_isa_levels()
+    levels = host_levels()
     if len(levels) < 2:
         pytest.skip("needs an x86 host with at least two --xla_cpu_max_isa levels")
-    path = os.pathsep.join(filter(None, [str(_REPO), os.environ.get("PYTHONPATH")]))
-    children = {}
-    for level in levels:
-        env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=path,
-                   XLA_FLAGS=xla_flags_with_isa(os.environ.get("XLA_FLAGS", ""), level))
-        children[level] = subprocess.Popen(
-            [sys.executable, "-c", _CHILD, str(tmp_path / f"{level}.npz"),
-             str(pathlib.Path(__file__).parent), str(pathlib.Path(__file__).parents[1])],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    for level, child in children.items():
-        _, stderr = child.communicate(timeout=300)
-        assert child.returncode == 0, f"{level}: {stderr[-3000:]}"
+    runs = run_at_levels(["-c", _CHILD, str(tmp_path / "{level}.npz"),
+                          str(pathlib.Path(__file__).parent)], levels, timeout=300)
+    for level, run in runs.items():
+        assert run.returncode == 0, f"{level}: {run.stderr[-3000:]}"
     results = {level: dict(np.load(tmp_path / f"{level}.npz")) for level in levels}
     first, *others = levels
     differing = {(level, key): int(np.count_nonzero(bits != results[level][key]))
