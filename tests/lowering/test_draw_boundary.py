@@ -82,11 +82,28 @@ def test_a_draw_lowered_for_a_cpu_ends_in_a_barrier_and_elsewhere_has_none(name)
         assert "optimization_barrier" not in _exported_text(draw, args, platform), platform
 
 
+def _jax_random_bits_text(platform: str | None) -> str:
+    """``jax.random.bits`` of a jaxpmac key lowered for ``platform`` (None: the default
+    backend's). A fresh function on every call: ``jax.jit`` caches a trace and its lowering by
+    function, and the draw is traced when ``random_bits`` is lowered (so a forced lowering
+    must be in effect then)."""
+    traced = jax.jit(lambda s: jax.random.bits(jp.as_jax_key(s), (4, 3))).trace(S)
+    platforms = None if platform is None else (platform,)
+    return traced.lower(lowering_platforms=platforms).as_text()
+
+
 def test_jax_random_on_a_jaxpmac_key_reaches_the_barrier():
     # jax.random calls the implementation inside its own random_bits primitive, so the
-    # barrier is found in the lowered program.
-    lowered = jax.jit(lambda s: jax.random.bits(jp.as_jax_key(s), (4, 3))).lower(S)
-    assert "optimization_barrier" in lowered.as_text()
+    # barrier is found in the program lowered for a CPU, and none in one for a GPU or TPU.
+    # Platforms named: the default backend may be any of them.
+    assert "optimization_barrier" in _jax_random_bits_text("cpu")
+    for platform in ("cuda", "tpu"):
+        assert "optimization_barrier" not in _jax_random_bits_text(platform), platform
+    # On whatever backend this runs, the barrier follows the lowering forced through it.
+    with jp.force_lowering("rolled"):
+        assert "optimization_barrier" in _jax_random_bits_text(None)
+    with jp.force_lowering("elementwise"):
+        assert "optimization_barrier" not in _jax_random_bits_text(None)
 
 
 @pytest.mark.parametrize("name", sorted(DRAWS))

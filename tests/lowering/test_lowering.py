@@ -51,9 +51,20 @@ def test_a_draw_lowered_for_a_cpu_runs_the_rolled_loop(name):
 
 @pytest.mark.parametrize("accelerator", ["cuda", "tpu"])
 def test_a_multi_platform_export_runs_here_with_the_oracle_bits(accelerator):
-    exported = _exported(DRAWS["bits"], ["cpu", accelerator])
+    """An export for this backend's platform ("here": 'cpu', 'cuda', 'rocm' or 'tpu'), the CPU
+    and ``accelerator`` (each once: on a CUDA GPU the ``cuda`` case exports for two platforms,
+    the ``tpu`` case for three) carries the CPU's rolled lowering and the choice between
+    lowerings, and run here gives the oracle bits."""
+    here = jax.export.default_export_platform()
+    platforms = tuple(dict.fromkeys([here, "cpu", accelerator]))
+    exported = _exported(DRAWS["bits"], platforms)
+    assert exported.platforms == platforms and len(platforms) > 1
     text = exported.mlir_module()
-    assert "stablehlo.while" in text and "stablehlo.case" in text  # both lowerings, one chosen
+    assert "stablehlo.while" in text  # the CPU's rolled lowering, carried wherever this runs
+    # the lowering is chosen among the platforms' branches when the program runs: more
+    # ``case`` operations than in the export for this platform alone
+    here_only = _exported(DRAWS["bits"], [here]).mlir_module()
+    assert text.count("stablehlo.case") > here_only.count("stablehlo.case")
     restored = jax.export.deserialize(exported.serialize())
     for seed in (0, 7, 2**32 - 1):
         expected = oracle_bits(seed, LABELS, (), int(np.prod(SHAPE)), jnp.uint32)
