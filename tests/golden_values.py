@@ -151,13 +151,15 @@ def compute(case: Case, *, compiled_text: list | None = None) -> np.ndarray:
     return values.view(f"u{values.dtype.itemsize}")
 
 
-def differences() -> dict[str, str]:
+def differences(shard: tuple[int, int] = (0, 1)) -> dict[str, str]:
     """Each case whose values differ from the stored golden values (or that fails), with how:
-    what ``--check`` prints, as JSON, for a test that runs it under another instruction set."""
+    what ``--check`` prints, as JSON, for a test that runs it under another instruction set.
+    ``shard``: ``(i, n)`` checks every n-th case from the i-th (processes in parallel)."""
     with np.load(GOLDEN_FILE) as stored:
         golden = {name: stored[name] for name in stored.files}
     found = {}
-    for case in CASES:
+    index, count = shard
+    for case in CASES[index::count]:
         try:
             values = compute(case)
         except Exception as error:      # reported, with the XLA_FLAGS it ran under
@@ -181,10 +183,13 @@ if __name__ == "__main__":
     parser.add_argument("--write", action="store_true", help="recompute and store every case")
     parser.add_argument("--check", action="store_true",
                         help="print, as JSON, the cases that differ from the stored values")
+    parser.add_argument("--shard", default="0/1", metavar="I/N",
+                        help="with --check: every N-th case from the I-th (default 0/1: all)")
     args = parser.parse_args()
     if args.write:
         write()
     elif args.check:
-        print(json.dumps(differences()))
+        index, count = map(int, args.shard.split("/"))
+        print(json.dumps(differences((index, count))))
     else:
         parser.print_help()

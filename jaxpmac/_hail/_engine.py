@@ -33,6 +33,7 @@ from jaxpmac._cipher import _threefish
 from jaxpmac._cipher import _words as w
 from jaxpmac._message._state import RNGState
 from jaxpmac._samplers import _fixed_math
+from jaxpmac._samplers._correctly_rounded import divide, sqrt
 
 U32 = jnp.uint32
 I32 = jnp.int32
@@ -356,6 +357,6 @@ def normal(h, mean, sd, *, final_tweak: int) -> jax.Array:
     # StrictMath.sqrt(-2 * StrictMath.log(s) / s) in Hail; sqrt is correctly rounded everywhere,
     # and the log is this project's (float64: fdlibm's algorithm, StrictMath's; XLA's log
     # changes with the instruction set).
-    multiplier = jnp.sqrt(-2 * _fixed_math.log(state.s) / state.s)
+    multiplier = sqrt(divide(-2 * _fixed_math.log(state.s), state.s))
     z = state.v1 * multiplier
     return jnp.asarray(mean, dtype) + _fixed_math.rounded(jnp.asarray(sd, dtype) * z)

@@ -17,6 +17,7 @@ from jaxpmac._samplers import _sampler_args
 from jaxpmac._samplers import _unit
 from jaxpmac._samplers._hashed import family_static, hashed
 from jaxpmac._samplers._registry import sampler
+from jaxpmac._samplers._correctly_rounded import divide, sqrt
 
 POISSON_RETRY_LABEL = "jaxpmac.poisson.retry"
 BINOMIAL_RETRY_LABEL = "jaxpmac.binomial.retry"
@@ -68,26 +69,26 @@ def _poisson_flat(state, retries, lam, cdtype, *, n):
     # the parameters, the proposal and the acceptance test, as in the gamma family: XLA fuses
     # ``a * b + c`` into one multiply-add in some programs and not others (and never op by op,
     # under ``jax.disable_jit``), and an acceptance decided by that ulp picks another candidate.
-    b = 0.931 + _fixed_math.rounded(2.53 * jnp.sqrt(lam_big))
+    b = 0.931 + _fixed_math.rounded(2.53 * sqrt(lam_big))
     a = -0.059 + _fixed_math.rounded(0.02483 * b)
-    inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
-    v_r = 0.9277 - 3.6224 / (b - 2)
+    inv_alpha = 1.1239 + divide(1.1328, b - 3.4)
+    v_r = 0.9277 - divide(3.6224, b - 2)
 
     def propose(words, first):
         u, v = _open_uniform_pair(words, cdtype)
         # PTRS (Hormann 1993), transformed rejection with squeeze.
         u = u - 0.5
         us = 0.5 - jnp.abs(u)
-        k = jnp.floor(_fixed_math.rounded((2 * a / us + b) * u) + lam_big + 0.43)
+        k = jnp.floor(_fixed_math.rounded((divide(2 * a, us) + b) * u) + lam_big + 0.43)
         accept_fast = (us >= 0.07) & (v <= v_r)
         reject = (k < 0) | ((us < 0.013) & (v > us))
-        s = _fixed_math.log(v * inv_alpha / (a / (us * us) + b))
+        s = _fixed_math.log(divide(v * inv_alpha, divide(a, us * us) + b))
         t = -lam_big + _fixed_math.rounded(k * log_lam) - _fixed_math.lgamma(k + 1)
         accepted = accept_fast | (~reject & (s <= t)) | small | ~valid
         if first:
             # Inversion for small means uses the try's first uniform.
             k_small = _inversion(u + 0.5, _fixed_math.exp(-lam_small),
-                                 lambda k: lam_small / (k + 1), 1000)
+                                 lambda k: divide(lam_small, k + 1), 1000)
             k = jnp.where(small, k_small, k)
         return k, accepted
 
@@ -152,7 +153,7 @@ def _stirling_tail(k):
                       0.0118967099458917, 0.0104112652619720, 0.00925546218271273,
                       0.00833056343336287], k.dtype)
     kp1_sq = (k + 1) * (k + 1)
-    series = (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1_sq) / kp1_sq) / (k + 1)
+    series = divide(1.0 / 12 - divide(1.0 / 360 - divide(1.0 / 1260, kp1_sq), kp1_sq), k + 1)
     return jnp.where(k <= 9, table[jnp.clip(k, 0, 9).astype(jnp.int32)], series)
 
 
@@ -168,13 +169,13 @@ def _binomial_flat(state, retries, count, prob, cdtype, *, n_draws):
     # BTRS parameters (Hormann 1993), on harmless values where unused.
     n_big = jnp.where(small, 100.0, n)
     p_big = jnp.where(small, 0.25, p)
-    spq = jnp.sqrt(n_big * p_big * (1 - p_big))
+    spq = sqrt(n_big * p_big * (1 - p_big))
     # Products that feed additions rounded on their own, as in poisson (see there).
     b = 1.15 + _fixed_math.rounded(2.53 * spq)
     a = (-0.0873 + _fixed_math.rounded(0.0248 * b)) + _fixed_math.rounded(0.01 * p_big)
     c = _fixed_math.rounded(n_big * p_big) + 0.5
-    v_r = 0.92 - 4.2 / b
-    alpha = (2.83 + 5.1 / b) * spq
+    v_r = 0.92 - divide(4.2, b)
+    alpha = (2.83 + divide(5.1, b)) * spq
     m = jnp.floor((n_big + 1) * p_big)
     p_n2 = _fixed_math.rounded(p_big * (n_big + 2))
 
@@ -182,15 +183,15 @@ def _binomial_flat(state, retries, count, prob, cdtype, *, n_draws):
         u, v = _open_uniform_pair(words, cdtype)
         u = u - 0.5
         us = 0.5 - jnp.abs(u)
-        k = jnp.floor(_fixed_math.rounded((2 * a / us + b) * u) + c)
+        k = jnp.floor(_fixed_math.rounded((divide(2 * a, us) + b) * u) + c)
         accept_fast = (us >= 0.07) & (v <= v_r)
         in_range = (k >= 0) & (k <= n_big)
         kk = jnp.clip(k, 0, n_big)
-        log_v = _fixed_math.log(v * alpha / (a / (us * us) + b))
+        log_v = _fixed_math.log(divide(v * alpha, divide(a, us * us) + b))
         # Hormann's bound, with the logs of near-1 ratios written as log1p for accuracy.
-        log_m = _fixed_math.log1p((m + 1 - p_n2) / (p_big * (n_big - m + 1)))
-        log_k = _fixed_math.log1p((kk - m) / (n_big - kk + 1))
-        log_p = _fixed_math.log1p((p_n2 - kk - 1) / ((1 - p_big) * (kk + 1)))
+        log_m = _fixed_math.log1p(divide(m + 1 - p_n2, p_big * (n_big - m + 1)))
+        log_k = _fixed_math.log1p(divide(kk - m, n_big - kk + 1))
+        log_p = _fixed_math.log1p(divide(p_n2 - kk - 1, (1 - p_big) * (kk + 1)))
         bound = (_fixed_math.rounded((m + 0.5) * log_m)
                  + _fixed_math.rounded((n_big + 1) * log_k)
                  + _fixed_math.rounded((kk + 0.5) * log_p)
@@ -204,7 +205,7 @@ def _binomial_flat(state, retries, count, prob, cdtype, *, n_draws):
             log_q = _fixed_math.log1p(-p_small)
             p0 = _fixed_math.exp(_fixed_math.rounded(n_small * log_q))
             k_small = _inversion(u + 0.5, p0,
-                                 lambda j: (n_small - j) / (j + 1) * p_small / (1 - p_small),
+                                 lambda j: divide(divide(n_small - j, j + 1) * p_small, 1 - p_small),
                                  n_small)
             k = jnp.where(small, k_small, k)
         return k, accepted

@@ -45,6 +45,7 @@ from jaxpmac._samplers._normal import standard_normal
 from jaxpmac._samplers._registry import sampler
 from jaxpmac._samplers._simple_continuous import exponential_of_word
 from jaxpmac._samplers._simple_continuous import unit_transform
+from jaxpmac._samplers._correctly_rounded import divide, sqrt
 
 T_GAMMA_LABEL = "jaxpmac.t.gamma"
 F_DENOMINATOR_LABEL = "jaxpmac.f.denominator"
@@ -83,7 +84,7 @@ def _reciprocal(x: jax.Array) -> jax.Array:
     """``1 / x``, for products ``y * (1 / x)`` in place of ``y / x``: XLA rewrites a division
     by a broadcast scalar into such a product in some programs and not others, so the values
     would depend on the program."""
-    return np.array(1, x.dtype) / x
+    return divide(np.array(1, x.dtype), x)
 
 
 def _two_words(state, shape, dtype):
@@ -257,7 +258,7 @@ def _of_exponential_impl(state, params, *, shape, dtype, kind):
         x = _valid_or_nan((scale >= 0) & (concentration > 0), x)
     else:       # rayleigh
         (scale,) = params
-        x = _valid_or_nan(scale >= 0, scale * jnp.sqrt(np.array(2, cdtype) * e))
+        x = _valid_or_nan(scale >= 0, scale * sqrt(np.array(2, cdtype) * e))
     return x.astype(dtype)
 
 
@@ -332,7 +333,7 @@ def _signed_maxwell(state, shape, dtype) -> jax.Array:
     normal_word, exponential_word = _two_words(state, shape, dtype)
     z = _ndtri.normal_of_word(normal_word, cdtype)
     e = exponential_of_word(exponential_word, cdtype)
-    magnitude = jnp.sqrt(_fixed_math.rounded(z * z) + np.array(2, cdtype) * e)
+    magnitude = sqrt(_fixed_math.rounded(z * z) + np.array(2, cdtype) * e)
     return jnp.where(z < 0, -magnitude, magnitude)
 
 
@@ -407,12 +408,12 @@ def _wald_impl(state, mean, *, shape, dtype):
     y = z * z
     w = _fixed_math.rounded(mean * (np.array(0.5, cdtype) * y))
     # The smaller root over the mean, 1 + w - sqrt(w (w + 2)), without its cancellation.
-    denominator = one + w + jnp.sqrt(w * (w + np.array(2, cdtype)))
-    r = one / denominator
+    denominator = one + w + sqrt(w * (w + np.array(2, cdtype)))
+    r = divide(one, denominator)
     # mean / r written as XLA's simplifier writes it in a compiled program (mean * denominator),
     # so that a draw op by op (jax.disable_jit) rounds the same.
     x = jnp.where(u * (one + r) <= one, mean * r, mean * denominator)
-    x = jnp.where(mean == jnp.inf, one / y, x)      # the limit: Levy, 1 / Z**2
+    x = jnp.where(mean == jnp.inf, divide(one, y), x)      # the limit: Levy, 1 / Z**2
     return _valid_or_nan(mean > 0, x).reshape(shape).astype(dtype)
 
 
@@ -491,9 +492,9 @@ def _triangular_impl(state, left, mode, right, *, shape, dtype):
     u, q = jnp.where(upper, one - p, p), jnp.where(upper, p, one - p)
     a, c, b = _flat(left, shape), _flat(mode, shape), _flat(right, shape)
     width = b - a
-    below = a + jnp.sqrt(u * (width * (c - a)))
-    above = b - jnp.sqrt(q * (width * (b - c)))
-    x = jnp.clip(jnp.where(u < (c - a) / width, below, above), a, b)
+    below = a + sqrt(u * (width * (c - a)))
+    above = b - sqrt(q * (width * (b - c)))
+    x = jnp.clip(jnp.where(u < divide(c - a, width), below, above), a, b)
     return _valid_or_nan((a <= c) & (c <= b), x).reshape(shape).astype(dtype)
 
 

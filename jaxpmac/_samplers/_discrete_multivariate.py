@@ -24,6 +24,7 @@ from jaxpmac._samplers import _sampler_args
 from jaxpmac._samplers import _unit
 from jaxpmac._samplers._hashed import family_static, hashed
 from jaxpmac._samplers._registry import sampler
+from jaxpmac._samplers._correctly_rounded import divide, sqrt
 
 MULTINOMIAL_LABEL = "jaxpmac.multinomial.category"
 BITS_PER_WORD = 32
@@ -88,8 +89,9 @@ def _geometric_impl(state, p, *, shape, dtype):
     cdtype = p.dtype
     log_u = _unit.mapped_words(state, shape, cdtype, _log_u, cdtype)
     log_q = _fixed_math.log1p(-p)
-    # p = 1: log_q = -inf and the ratio is +0, so every draw is 1.
-    k = jnp.floor(log_u / log_q) + np.array(1, cdtype)
+    # p = 1: log_q = -inf and the ratio is +0, so every draw is 1. Times the reciprocal: p is
+    # a broadcast, and XLA's CPU compiler computes a division by one so (``divide``).
+    k = jnp.floor(log_u * divide(1, log_q)) + np.array(1, cdtype)
     top = jnp.iinfo(dtype).max
     # Compared in float: float(top) may round up past the int range (2**31 in float32).
     too_big = k >= np.array(float(top) + 1.0, cdtype)
@@ -162,7 +164,7 @@ def _multinomial_impl(base, n, p, *, shape, dtype):
     suffix = _suffix_sums(p)
     # Category j takes Binomial(remainder, p_j / (p_j + ... + p_{k-1})) of what is left; the
     # last category takes the remainder, so the counts add up to n exactly.
-    ratios = jnp.clip(p / jnp.where(suffix == 0, 1, suffix), 0, 1)
+    ratios = jnp.clip(divide(p, jnp.where(suffix == 0, 1, suffix)), 0, 1)
 
     def category(remainder, j_ratio):
         j, ratio = j_ratio

@@ -39,6 +39,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxpmac._samplers._correctly_rounded import divide, sqrt
+
 
 def horner(coefficients, x: jax.Array) -> jax.Array:
     """``c[0] x**(n-1) + ... + c[n-1]`` by Horner's rule, ``y = y * x + c`` from ``y = c[0]``,
@@ -217,7 +219,7 @@ def _log1p_f32(x: jax.Array) -> jax.Array:
     f32 = np.float32
     u = rounded(x + f32(1))                    # else XLA simplifies (x + 1) - 1 to x
     c = jnp.where(x < f32(1), x - (u - f32(1)), f32(1) - (u - x))
-    y = log(u) + c / u
+    y = log(u) + divide(c, u)
     # u = 1 for x in [-2**-25, 2**-24], where log(u) + c / u is x already; the select keeps -0.
     y = jnp.where(u == f32(1), x, y)
     # x = -1: log(0) = -inf (c / u is 0 / 0 there); inf: inf (c is NaN there); below -1 the
@@ -271,10 +273,10 @@ def lgamma(x: jax.Array) -> jax.Array:
     # Products rounded on their own before the additions that follow them (see :func:`rounded`).
     log_t = (log1p(rounded(z * dtype(1 / (_LANCZOS_G + 0.5))))
              + dtype(np.log(_LANCZOS_G + 0.5)))
-    head = rounded((z + half - t / log_t) * log_t) + dtype(0.5 * np.log(2 * np.pi))
-    series = dtype(_LANCZOS[1]) / (z + one) + dtype(_LANCZOS[0])
+    head = rounded((z + half - divide(t, log_t)) * log_t) + dtype(0.5 * np.log(2 * np.pi))
+    series = divide(dtype(_LANCZOS[1]), z + one) + dtype(_LANCZOS[0])
     for i, c in enumerate(_LANCZOS[2:], start=2):
-        series = series + dtype(c) / (z + dtype(i))
+        series = series + divide(dtype(c), z + dtype(i))
     result = head + log(series)
     reflected = jnp.where(jnp.isfinite(log_sin),
                           (dtype(np.log(np.pi)) - log_sin) - result, -log_sin)
@@ -366,8 +368,7 @@ def cot_pi(p: jax.Array) -> jax.Array:
     """
     dtype = p.dtype.type
     pi = dtype(np.pi)
-    return (sin_quarter(rounded(pi * (dtype(0.5) - p)))
-            / sin_quarter(rounded(pi * p)))
+    return divide(sin_quarter(rounded(pi * (dtype(0.5) - p))), sin_quarter(rounded(pi * p)))
 
 
 # Cephes erfcf, as XLA 0.10.2 expanded float32 erfc: 1 - x P(x**2) for |x| < 1, otherwise
@@ -387,8 +388,8 @@ def _erfc_f32(x: jax.Array) -> jax.Array:
     x2 = x * x
     near = f32(1) - rounded(x * horner(_ERFC_P, x2))
     minus_x2 = -x2
-    scaled = _exp_f32(minus_x2) * (f32(1) / abs_x)
-    w = f32(1) / x2
+    scaled = _exp_f32(minus_x2) * divide(f32(1), abs_x)
+    w = divide(f32(1), x2)
     far = scaled * jnp.where(abs_x < f32(2), horner(_ERFC_R, w), horner(_ERFC_S, w))
     far = jnp.where(minus_x2 < f32(-88.7228394), f32(0), far)
     far = jnp.where(x < f32(0), f32(2) - far, far)
@@ -418,7 +419,7 @@ def softmax(x: jax.Array, axis: int = -1) -> jax.Array:
     """``exp(x - max) / sum(exp(x - max))`` along ``axis``, as ``jax.nn.softmax`` computes it,
     with this module's ``exp``."""
     unnormalized = exp(x - jnp.max(x, axis, keepdims=True))
-    return unnormalized / ordered_sum(unnormalized, axis)
+    return divide(unnormalized, ordered_sum(unnormalized, axis))
 
 
 def ordered_sum(x: jax.Array, axis: int = -1) -> jax.Array:

@@ -20,6 +20,7 @@ from jaxpmac._samplers import _sampler_args
 from jaxpmac._samplers import _unit
 from jaxpmac._samplers._hashed import family_static, hashed, hashed_static
 from jaxpmac._samplers._registry import sampler
+from jaxpmac._samplers._correctly_rounded import divide, sqrt
 
 RETRY_LABEL = "jaxpmac.gamma.retry"
 BOOST_LABEL = "jaxpmac.gamma.boost"
@@ -71,7 +72,7 @@ def _log_gamma_draw(streams, alpha: jax.Array, dtype) -> jax.Array:
     d = a - np.array(1 / 3, cdtype)
     # 1 / sqrt (both correctly rounded), not XLA's rsqrt, whose value depends on the target:
     # rounded() keeps XLA's simplifier from rewriting the one as the other.
-    c = 1 / _fixed_math.rounded(jnp.sqrt(np.array(9, cdtype) * d))
+    c = divide(1, _fixed_math.rounded(sqrt(np.array(9, cdtype) * d)))
 
     def propose(words, first):
         del first
@@ -94,7 +95,7 @@ def _log_gamma_draw(streams, alpha: jax.Array, dtype) -> jax.Array:
     # A product with 1 / alpha, as XLA's simplifier writes a division by a broadcast scalar in
     # a compiled program: so a scalar alpha, an array alpha and a draw op by op (disable_jit)
     # all round the same.
-    log_boost = _fixed_math.rounded(log_boost * (np.array(1, cdtype) / safe_alpha))
+    log_boost = _fixed_math.rounded(log_boost * divide(np.array(1, cdtype), safe_alpha))
     log_x = _fixed_math.log(d) + log_v + jnp.where(boosted, log_boost, 0)
     invalid = jnp.where(alpha == 0, -jnp.inf, jnp.where(alpha == jnp.inf, jnp.inf, jnp.nan))
     return jnp.where(valid, log_x, invalid.astype(cdtype))

@@ -30,6 +30,7 @@ from jax import lax
 
 from jaxpmac._lowering._draw_boundary import at_run_time
 from jaxpmac._samplers import _fixed_math
+from jaxpmac._samplers._correctly_rounded import divide, sqrt
 
 
 def primal(values):
@@ -131,8 +132,8 @@ def log_gamma_derivative(log_x: jax.Array, alpha: jax.Array) -> jax.Array:
     safe_alpha = jnp.where(valid, alpha, 1)
     general = log_x > _SERIES_BELOW[log_x.dtype.itemsize]
     x = _fixed_math.exp(jnp.where(general, log_x, 0))
-    from_grad = lax.random_gamma_grad(safe_alpha, x) / x
-    series = (jax.scipy.special.digamma(safe_alpha + 1) - log_x) / safe_alpha
+    from_grad = divide(lax.random_gamma_grad(safe_alpha, x), x)
+    series = divide(jax.scipy.special.digamma(safe_alpha + 1) - log_x, safe_alpha)
     return jnp.where(valid, jnp.where(general, from_grad, series), np.nan)
 
 

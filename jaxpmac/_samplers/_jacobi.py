@@ -21,6 +21,7 @@ import numpy as np
 from jax import lax
 
 from jaxpmac._samplers import _fixed_math
+from jaxpmac._samplers._correctly_rounded import divide, sqrt
 
 # Sweeps over all d (d - 1) / 2 pairs: a * ceil(log2 d) + b, (a, b) by itemsize. Cyclic Jacobi
 # converges quadratically once the off-diagonal is below the gaps between eigenvalues, but
@@ -61,19 +62,19 @@ def _rotation(a_pp, a_qq, a_pq):
     dtype = a_pp.dtype.type
     finfo = np.finfo(a_pp.dtype)
     skip = lax.abs(a_pq) < dtype(finfo.tiny)
-    theta = (a_qq - a_pp) / jnp.where(skip, dtype(1), dtype(2) * a_pq)
+    theta = divide(a_qq - a_pp, jnp.where(skip, dtype(1), dtype(2) * a_pq))
     # Beyond 2**(nmant + 1) theta**2 + 1 rounds to theta**2 and t to 1 / (2 theta), which is
     # taken directly so that theta**2 cannot overflow (theta itself may be inf: t = 0).
     huge = lax.abs(theta) > dtype(2.0 ** (finfo.nmant + 1))
     safe = jnp.where(huge, dtype(1), theta)
-    root = lax.sqrt(_fixed_math.rounded(safe * safe) + dtype(1))
+    root = sqrt(_fixed_math.rounded(safe * safe) + dtype(1))
     # The sign of theta, +1 at theta = +-0 (a 45 degree rotation either way; this one fixed).
     sign = jnp.where(safe < dtype(0), dtype(-1), dtype(1))
-    t = jnp.where(huge, dtype(0.5) / theta, sign / (lax.abs(safe) + root))
+    t = jnp.where(huge, divide(dtype(0.5), theta), divide(sign, lax.abs(safe) + root))
     t = jnp.where(skip, dtype(0), t)
     # The square root rounded on its own: XLA's simplifier rewrites ``1 / sqrt(x)`` as its own
     # ``rsqrt``, an approximation whose code differs by instruction set.
-    c = dtype(1) / _fixed_math.rounded(lax.sqrt(_fixed_math.rounded(t * t) + dtype(1)))
+    c = divide(dtype(1), _fixed_math.rounded(sqrt(_fixed_math.rounded(t * t) + dtype(1))))
     return t, c, t * c
 
 
@@ -205,7 +206,7 @@ def symmetric_eigen(a, *, sweeps: int | None = None) -> tuple[jax.Array, jax.Arr
 @partial(jax.custom_jvp, nondiff_argnums=(1,))
 def _eigen(a: jax.Array, sweeps: int) -> tuple[jax.Array, jax.Array]:
     d = a.shape[-1]
-    a = (a + jnp.swapaxes(a, -1, -2)) / a.dtype.type(2)
+    a = (a + jnp.swapaxes(a, -1, -2)) * a.dtype.type(0.5)
     a, rows = _diagonalise(a, jnp.broadcast_to(jnp.eye(d, dtype=a.dtype), a.shape), sweeps)
     w = jnp.diagonal(a, axis1=-2, axis2=-1)
     # Comparisons only (a sort and a gather): no float arithmetic, the same order everywhere.
@@ -225,11 +226,11 @@ def _eigen_jvp(sweeps, primals, tangents):
     on it. Differentiating the rotations themselves would pass through their guards (NaN)."""
     (a,), (da,) = primals, tangents
     w, v = _eigen(a, sweeps)
-    da = (da + jnp.swapaxes(da, -1, -2)) / da.dtype.type(2)
+    da = (da + jnp.swapaxes(da, -1, -2)) * da.dtype.type(0.5)
     highest = lax.Precision.HIGHEST
     projected = jnp.matmul(jnp.swapaxes(v, -1, -2), jnp.matmul(da, v, precision=highest),
                            precision=highest)
     eye = jnp.eye(a.shape[-1], dtype=a.dtype)
-    f = 1 / (eye + w[..., None, :] - w[..., :, None]) - eye
+    f = divide(1, eye + w[..., None, :] - w[..., :, None]) - eye
     dv = jnp.matmul(v, f * projected, precision=highest)
     return (w, v), (jnp.diagonal(projected, axis1=-2, axis2=-1), dv)

@@ -28,6 +28,7 @@ from jax import lax
 from jaxpmac._samplers import _fixed_erf
 from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _unit
+from jaxpmac._samplers._correctly_rounded import divide, sqrt
 
 # Coefficients of the cephes library's ndtri (Stephen L. Moshier, ndtri.c), as jax 0.10.2's
 # jax.scipy.special.ndtri used them: x = w + w**3 P0(w**2)/Q0(w**2) around the centre (p > exp(-2)),
@@ -61,16 +62,16 @@ def _tail_terms(p: jax.Array) -> tuple[jax.Array, jax.Array]:
     the operations run one by one (``jax.disable_jit``)."""
     dtype = p.dtype.type
     z_squared = dtype(-2.0) * _fixed_math.log(p)
-    z = lax.sqrt(z_squared)
-    return z, z - _fixed_math.log(z_squared) * dtype(0.5) / z
+    z = sqrt(z_squared)
+    return z, z - divide(_fixed_math.log(z_squared) * dtype(0.5), z)
 
 
 def _tail_ratio(numerator, denominator, z: jax.Array) -> jax.Array:
     """``P(1/z) / Q(1/z) / z``, written as ``P / (Q z)``: the form XLA's algebraic simplifier
     gives ``(a / b) / c`` in a compiled program, so the values are the same op by op."""
-    inverse = 1 / z
-    return (_fixed_math.horner(numerator, inverse)
-            / (_fixed_math.horner(denominator, inverse) * z))
+    inverse = divide(1, z)
+    return divide(_fixed_math.horner(numerator, inverse),
+                  _fixed_math.horner(denominator, inverse) * z)
 
 
 def lower_half_ndtri(p: jax.Array, *, p_min: float) -> jax.Array:
@@ -93,7 +94,7 @@ def lower_half_ndtri(p: jax.Array, *, p_min: float) -> jax.Array:
     w = p - dtype(0.5)
     ww = lax.square(w)
     centre = w + _fixed_math.rounded(
-        w * ww * (polynomial(CENTRE_P, ww) / polynomial(CENTRE_Q, ww)))
+        w * ww * divide(polynomial(CENTRE_P, ww), polynomial(CENTRE_Q, ww)))
     # ndtri multiplies by -sqrt(2 pi) and negates below 1/2: the same value, exactly.
     centre = centre * dtype(np.sqrt(2.0 * np.pi))
     z, first_term = _tail_terms(p)
@@ -131,7 +132,7 @@ def ndtri(p: jax.Array) -> jax.Array:
     w = q - dtype(0.5)
     ww = lax.square(w)
     centre = w + _fixed_math.rounded(
-        w * ww * (polynomial(CENTRE_P, ww) / polynomial(CENTRE_Q, ww)))
+        w * ww * divide(polynomial(CENTRE_P, ww), polynomial(CENTRE_Q, ww)))
     centre = centre * -dtype(np.sqrt(2.0 * np.pi))
     z, first_term = _tail_terms(q)
     far_tail = first_term - _tail_ratio(FAR_TAIL_P, FAR_TAIL_Q, z)

@@ -19,6 +19,7 @@ from jaxpmac._samplers import _sampler_args
 from jaxpmac._samplers import _unit
 from jaxpmac._samplers._hashed import hashed
 from jaxpmac._samplers._registry import sampler
+from jaxpmac._samplers._correctly_rounded import divide, sqrt
 
 
 def standard_normal(state, shape: tuple[int, ...], dtype) -> jax.Array:
@@ -212,7 +213,7 @@ def _cholesky(cov: jax.Array) -> jax.Array:
     (:func:`_cholesky_jvp`).
     """
     n = cov.shape[-1]
-    a = (cov + jnp.swapaxes(cov, -1, -2)) / 2
+    a = (cov + jnp.swapaxes(cov, -1, -2)) * 0.5
     rows = lax.broadcasted_iota(jnp.int32, (n,), 0)
 
     def column(j, carry):
@@ -228,8 +229,8 @@ def _cholesky(cov: jax.Array) -> jax.Array:
                               lambda k, t: t + _fixed_math.rounded(term(k)), first)
         v = _column(a, j) - total
         pivot = lax.dynamic_index_in_dim(v, j, axis=-1, keepdims=False)
-        diagonal = lax.sqrt(pivot)
-        below = v * (1 / diagonal)[..., None]
+        diagonal = sqrt(pivot)
+        below = v * divide(1, diagonal)[..., None]
         new = jnp.where(rows > j, below, jnp.where(rows == j, diagonal[..., None], 0))
         factor = lax.dynamic_update_index_in_dim(factor, new[..., None], j, axis=-1)
         return factor, ok & (pivot > 0)
@@ -247,12 +248,12 @@ def _cholesky_jvp(primals, tangents):
     reverse mode cannot differentiate."""
     (cov,), (d_cov,) = primals, tangents
     factor = _gradients.primal(_cholesky(cov))
-    sym = (d_cov + jnp.swapaxes(d_cov, -1, -2)) / 2
+    sym = (d_cov + jnp.swapaxes(d_cov, -1, -2)) * 0.5
     inner = lax.linalg.triangular_solve(factor, sym, left_side=True, lower=True)
     inner = lax.linalg.triangular_solve(factor, inner, left_side=False, lower=True,
                                         transpose_a=True)
     n = cov.shape[-1]
-    lower_half = jnp.tril(jnp.ones((n, n), cov.dtype)) - jnp.eye(n, dtype=cov.dtype) / 2
+    lower_half = jnp.tril(jnp.ones((n, n), cov.dtype)) - jnp.eye(n, dtype=cov.dtype) * 0.5
     return factor, jnp.matmul(factor, inner * lower_half, precision=lax.Precision.HIGHEST)
 
 
@@ -262,13 +263,13 @@ def _factor(cov, method: str):
     # The project's own eigendecomposition (LAPACK's factors differ between machines).
     eigenvalues, vectors = _jacobi.symmetric_eigen(cov)
     if method == "eigh":
-        return vectors * jnp.sqrt(jnp.maximum(eigenvalues, 0))[..., None, :]
+        return vectors * sqrt(jnp.maximum(eigenvalues, 0))[..., None, :]
     # A symmetric matrix's singular values are its eigenvalues' magnitudes, in descending
     # order, with the same vectors up to sign: U sqrt(s), as an SVD would give.
     order = jnp.argsort(-jnp.abs(eigenvalues), axis=-1, stable=True)
     singular = jnp.take_along_axis(jnp.abs(eigenvalues), order, axis=-1)
     vectors = jnp.take_along_axis(vectors, order[..., None, :], axis=-1)
-    return vectors * jnp.sqrt(singular)[..., None, :]
+    return vectors * sqrt(singular)[..., None, :]
 
 
 def _product(factor: jax.Array, z: jax.Array) -> jax.Array:

@@ -27,6 +27,7 @@ from jaxpmac._samplers import _sampler_args
 from jaxpmac._samplers import _unit
 from jaxpmac._samplers._hashed import hashed, hashed_static
 from jaxpmac._samplers._registry import sampler
+from jaxpmac._samplers._correctly_rounded import divide, sqrt
 
 BALL_GAMMA_LABEL = "jaxpmac.ball.gamma"
 BALL_SIGN_LABEL = "jaxpmac.ball.sign"
@@ -91,12 +92,12 @@ def gram_schmidt(z: jax.Array) -> jax.Array:
     def column(j, q):
         v = lax.dynamic_index_in_dim(z, j, axis=-1, keepdims=False)
         v = _subtract_projections(q, _subtract_projections(q, v))
-        norm = lax.sqrt(_ordered_dot(v, v, axis=-1))
+        norm = sqrt(_ordered_dot(v, v, axis=-1))
         # The norm is hidden behind an addition of -0: XLA rewrites ``1 / sqrt(s)`` as
         # ``rsqrt(s)``, whose rounding is its own, in some programs (it moved columns by a few
         # ulp under jit). Multiplied by the reciprocal, as XLA computes a division by a
         # broadcast anyway.
-        inverse = 1 / _fixed_math.rounded(norm)
+        inverse = divide(1, _fixed_math.rounded(norm))
         return lax.dynamic_update_index_in_dim(q, (v * inverse[..., None])[..., None], j,
                                                axis=-1)
 
@@ -166,7 +167,7 @@ def _ball_impl(state, gamma_streams, signs, p, *, d, shape, dtype):
     cdtype = _unit.compute_dtype(dtype)
     n = math.prod(shape) * d
     p = jnp.broadcast_to(p.astype(cdtype), shape)[..., None]
-    alpha = jnp.broadcast_to(np.array(1, cdtype) / p, shape + (d,)).reshape(-1)
+    alpha = jnp.broadcast_to(divide(np.array(1, cdtype), p), shape + (d,)).reshape(-1)
     # |g_j|**p of generalized-normal coordinates are Gamma(1/p) draws, kept as logs; for
     # 1/p < 1, Gamma(1/p + 1) U**p, the boost taken here (see the docstring).
     boosted = alpha < 1
@@ -181,7 +182,7 @@ def _ball_impl(state, gamma_streams, signs, p, *, d, shape, dtype):
     log_u = _unit.mapped_words(state, shape, cdtype, _log_open_unit, cdtype)
     # log|x_j| = (log|g_j|**p - log sum_i |g_i|**p) / p + log(u) / d, as products with the
     # reciprocals (XLA turns a division by a broadcast into one anyway), each rounded on its own.
-    inverse_p = 1 / p
+    inverse_p = divide(1, p)
     radial = _fixed_math.rounded(log_u * np.array(1 / d, cdtype))[..., None]
     log_x = _fixed_math.rounded((log_g - log_sum) * inverse_p) + radial
     magnitude = _fixed_math.exp(log_x)

@@ -1,0 +1,175 @@
+"""Division and square root correctly rounded on every platform, for the samplers' arithmetic.
+
+IEEE 754 fixes ``x / y`` and ``sqrt(x)`` to the nearest representable value, and XLA's CPU
+backend computes them so. Its GPU backend does not for float32: NVPTX compiles a float32
+division to ``div.full.f32`` (within 2 ulps) and a square root to ``sqrt.approx.f32``, unless
+the process sets ``--xla_backend_extra_options=-nvptx-prec-divf32=2,...`` (measured on an H200:
+16 golden cases differ from the CPU's in float32; benchmarks/README.md, "GPU"). float64
+division and square root are correctly rounded on both.
+
+So on GPUs, the float32 (and narrower) operations here are computed in float64 and rounded
+back: ``float32(float64(x) / float64(y))`` is the correctly rounded float32 quotient, as is
+``float32(sqrt(float64(x)))`` the root, because float64 carries more than twice float32's
+precision plus two bits (double rounding is then innocuous: Figueroa, "When is double rounding
+innocuous?", SIGNUM 1995). On CPUs, where the plain operations are already exact, the plain
+ones. The choice is made per platform when the program is lowered (both are staged in a
+multi-platform export); ``jp.force_lowering("elementwise")``, which gives any machine the GPU's
+program, takes the float64 form everywhere, which is how its bits are tested on a CPU.
+
+Each is a primitive of its own, so that the float64 form does not need ``jax_enable_x64``,
+with the derivatives ``lax.div`` and ``lax.sqrt`` have (written with these operations, so that
+a gradient's values are fixed too).
+
+Example:
+    >>> import jax.numpy as jnp
+    >>> float(divide(jnp.float32(1), jnp.float32(3))) == float(jnp.float32(1) / jnp.float32(3))
+    True
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.extend.core import Primitive
+from jax.extend.mlir import ir
+from jax.extend.mlir.dialects import stablehlo as hlo
+from jax.interpreters import ad, batching, mlir
+
+from jaxpmac._lowering import _platform
+
+#: Platforms whose float32 division and square root are not correctly rounded; there the
+#: float64 form is lowered. (TPUs: not measured; XLA's TPU float64 is emulated in float32
+#: pairs, so the float64 form would not help there.)
+APPROXIMATE_PLATFORMS = ("cuda", "rocm")
+
+
+def _via_float64() -> bool:
+    """Whether a draw traced now takes the float64 form on every platform (forced), rather than
+    where :data:`APPROXIMATE_PLATFORMS` need it."""
+    return _platform.forced_lowering() == "elementwise"
+
+
+def divide(x, y) -> jax.Array:
+    """``x / y``, correctly rounded on every platform (floats; dtypes promoted as by ``/``).
+
+    Where ``y`` is broadcast to the result's shape or is a Python or numpy number,
+    ``x * (1 / y)``, rounded twice: what XLA's CPU compiler makes of such a division (its
+    algebraic simplifier rewrites ``A / broadcast(B)`` and ``A / constant`` so), written out so
+    that every platform computes it (XLA's GPU compiler keeps the division). A division by a
+    value that XLA finds to be a broadcast only after simplifying (``f(broadcast(p))``) must be
+    written so too, by the caller: ``x * divide(1, y)``.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> divide(jnp.arange(3.0), 2.0).tolist()
+        [0.0, 0.5, 1.0]
+    """
+    # A Python or numpy number is a constant in a compiled program (a jax array is an
+    # argument op by op, under ``jax.disable_jit``, so it is divided by there).
+    constant = isinstance(y, (int, float, np.ndarray, np.generic))
+    x, y = jnp.asarray(x), jnp.asarray(y)
+    dtype = jnp.result_type(x, y, 1.0)          # as ``/``: Python scalars weak, ints to float
+    x, y = x.astype(dtype), y.astype(dtype)
+    shape = jnp.broadcast_shapes(x.shape, y.shape)
+    if y.shape != shape or constant:
+        reciprocal = divide_p.bind(jnp.ones_like(y), y, via_float64=_via_float64())
+        return x * reciprocal
+    return divide_p.bind(jnp.broadcast_to(x, shape), y, via_float64=_via_float64())
+
+
+def sqrt(x) -> jax.Array:
+    """``sqrt(x)``, correctly rounded on every platform.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> sqrt(jnp.array([4.0, 2.0])).tolist()[0]
+        2.0
+    """
+    x = jnp.asarray(x)
+    return sqrt_p.bind(x.astype(jnp.result_type(x, 1.0)), via_float64=_via_float64())
+
+
+def _narrower_than_float64(aval) -> bool:
+    return jnp.issubdtype(aval.dtype, jnp.floating) and aval.dtype.itemsize < 8
+
+
+def _lowering(operation, *, platform_needs_float64: bool):
+    """A lowering rule applying the StableHLO ``operation`` to the operands, in float64 where
+    the platform needs it or the trace asked for it, if the operands are narrower."""
+    def rule(ctx, *operands, via_float64: bool):
+        aval_out, = ctx.avals_out
+        if not (platform_needs_float64 or via_float64) or not _narrower_than_float64(aval_out):
+            return [operation(*operands)]
+        wide = ir.RankedTensorType.get(aval_out.shape, ir.F64Type.get())
+        result = operation(*(hlo.convert(wide, x) for x in operands))
+        return [hlo.convert(operands[0].type, result)]
+    return rule
+
+
+def _elementwise_primitive(name: str, operation) -> Primitive:
+    primitive = Primitive(name)
+    primitive.def_abstract_eval(lambda x, *rest, via_float64: jax.core.ShapedArray(x.shape,
+                                                                                   x.dtype))
+    # Outside ``jit`` (eager calls, ``jax.disable_jit``), the same lowering as inside, compiled
+    # as JAX runs any primitive op by op.
+    compiled = {flag: jax.jit(functools.partial(primitive.bind, via_float64=flag))
+                for flag in (False, True)}
+
+    def impl(*operands, via_float64):
+        with jax.disable_jit(False):
+            return compiled[via_float64](*operands)
+
+    primitive.def_impl(impl)
+    mlir.register_lowering(primitive, _lowering(operation, platform_needs_float64=False))
+    for platform in APPROXIMATE_PLATFORMS:
+        mlir.register_lowering(primitive, _lowering(operation, platform_needs_float64=True),
+                               platform=platform)
+    return primitive
+
+
+divide_p = _elementwise_primitive("jaxpmac_divide", hlo.divide)
+sqrt_p = _elementwise_primitive("jaxpmac_sqrt", hlo.sqrt)
+
+
+
+def _divide_batcher(operands, batch_dims, *, via_float64):
+    size = next(x.shape[d] for x, d in zip(operands, batch_dims) if d is not None)
+    x, y = (batching.bdim_at_front(x, d, size) for x, d in zip(operands, batch_dims))
+    return divide_p.bind(x, y, via_float64=via_float64), 0
+
+
+batching.primitive_batchers[divide_p] = _divide_batcher
+batching.defvectorized(sqrt_p)
+
+
+# The derivatives of ``lax.div`` and ``lax.sqrt``, in these operations.
+def _divide_by(g, x, y, *, via_float64):
+    return divide_p.bind(g, y, via_float64=via_float64)
+
+
+def _divide_jvp_y(g, x, y, *, via_float64):
+    # lax.div's: -g x y**-2, with y**-2 as jax.lax.integer_pow lowers it, 1 / (y * y).
+    inverse_square = divide_p.bind(jnp.ones_like(y), y * y, via_float64=via_float64)
+    return (-g * x) * inverse_square
+
+
+def _divide_transpose(cotangent, x, y, *, via_float64):
+    assert ad.is_undefined_primal(x) and not ad.is_undefined_primal(y)
+    if type(cotangent) is ad.Zero:
+        return [ad.Zero(x.aval), None]
+    return [divide_p.bind(cotangent, y, via_float64=via_float64), None]
+
+
+ad.defjvp(divide_p, _divide_by, _divide_jvp_y)
+ad.primitive_transposes[divide_p] = _divide_transpose
+
+
+def _sqrt_jvp(g, root, x, *, via_float64):
+    return g * divide_p.bind(jnp.full_like(root, 0.5), root, via_float64=via_float64)
+
+
+ad.defjvp2(sqrt_p, _sqrt_jvp)
