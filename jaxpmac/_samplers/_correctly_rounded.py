@@ -97,6 +97,35 @@ def _narrower_than_float64(aval) -> bool:
     return jnp.issubdtype(aval.dtype, jnp.floating) and aval.dtype.itemsize < 8
 
 
+def _opaque(value: ir.Value) -> ir.Value:
+    """``value`` (a float tensor), through the identity of ``_fixed_math.rounded`` (its bits
+    capped twice at a quiet NaN's, as a signed and as an unsigned integer), emitted here.
+
+    Why: compilers undo the float64 form otherwise. LLVM narrows
+    ``fptrunc(fdiv(fpext a, fpext b))`` back to a float32 division (exact on paper: the double
+    rounding is innocuous), which NVPTX then approximates; and XLA, allowed excess precision,
+    removes a float64 -> float32 -> float64 round trip between two such operations.
+    """
+    tensor = ir.RankedTensorType(value.type)
+    width = ir.FloatType(tensor.element_type).width
+    quiet_nan = {16: 0x7E00, 32: 0x7FC00000, 64: 0x7FF8000000000000}[width]
+    sign = 1 << (width - 1)
+
+    def capped(bits, integer_type, cap):
+        cap_type = ir.RankedTensorType.get(tensor.shape, integer_type)
+        cap = ir.DenseElementsAttr.get_splat(cap_type, ir.IntegerAttr.get(integer_type, cap))
+        return hlo.minimum(bits, hlo.constant(cap))
+
+    signed = ir.IntegerType.get_signless(width)
+    unsigned = ir.IntegerType.get_unsigned(width)
+    bits = hlo.bitcast_convert(ir.RankedTensorType.get(tensor.shape, signed), value)
+    bits = capped(bits, signed, quiet_nan & ~sign)
+    bits = hlo.bitcast_convert(ir.RankedTensorType.get(tensor.shape, unsigned), bits)
+    # The unsigned cap as the signed 64-bit integer with its bits (MLIR's attribute is signed).
+    bits = capped(bits, unsigned, (quiet_nan | sign) - (1 << width))
+    return hlo.bitcast_convert(value.type, bits)
+
+
 def _lowering(operation, *, platform_needs_float64: bool):
     """A lowering rule applying the StableHLO ``operation`` to the operands, in float64 where
     the platform needs it or the trace asked for it, if the operands are narrower."""
@@ -105,8 +134,8 @@ def _lowering(operation, *, platform_needs_float64: bool):
         if not (platform_needs_float64 or via_float64) or not _narrower_than_float64(aval_out):
             return [operation(*operands)]
         wide = ir.RankedTensorType.get(aval_out.shape, ir.F64Type.get())
-        result = operation(*(hlo.convert(wide, x) for x in operands))
-        return [hlo.convert(operands[0].type, result)]
+        result = operation(*(_opaque(hlo.convert(wide, x)) for x in operands))
+        return [_opaque(hlo.convert(operands[0].type, result))]
     return rule
 
 
@@ -137,8 +166,13 @@ sqrt_p = _elementwise_primitive("jaxpmac_sqrt", hlo.sqrt)
 
 
 def _divide_batcher(operands, batch_dims, *, via_float64):
-    size = next(x.shape[d] for x, d in zip(operands, batch_dims) if d is not None)
-    x, y = (batching.bdim_at_front(x, d, size) for x, d in zip(operands, batch_dims))
+    (x, y), (x_dim, y_dim) = operands, batch_dims
+    if y_dim is None:
+        # A divisor the same in every lane is a broadcast: times its reciprocal (``divide``).
+        reciprocal = divide_p.bind(jnp.ones_like(y), y, via_float64=via_float64)
+        return x * reciprocal, x_dim
+    size = y.shape[y_dim]
+    x, y = batching.bdim_at_front(x, x_dim, size), batching.bdim_at_front(y, y_dim, size)
     return divide_p.bind(x, y, via_float64=via_float64), 0
 
 
