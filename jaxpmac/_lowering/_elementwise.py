@@ -11,7 +11,9 @@ a minor axis of 8 that TPUs pad to 128 lanes, which multiplies the bytes moved, 
 backend then splits the cipher into several kernels passing block-sized arrays through
 memory. The cost here is arithmetic: a TPU computes one cipher per element (8 per block of
 uint32), a GPU shares one between the 4 elements each thread stores (benchmarks/README.md,
-"Constants of the CPU lowering").
+"Constants of the CPU lowering"). A window that is the program's output as it is (the bits, no
+map of its words) is computed on a GPU as its ``uint64`` words, 4 to a thread, one cipher per
+block (:func:`_from_words`): half the instructions per value, at the cost of no fusion.
 """
 
 from __future__ import annotations
@@ -79,14 +81,16 @@ def _part(word: w.Word, part: jax.Array, bits: int, dtype) -> jax.Array:
 
 
 def stream_window(h, final_tweak, first_block, skip, *, shape: tuple[int, ...], dtype,
-                  wide: bool) -> jax.Array:
+                  wide: bool, whole_blocks: bool = False) -> jax.Array:
     """Stream elements ``skip .. skip + prod(shape) - 1`` counted from block ``first_block``,
     in ``shape`` (row-major), of the hash ``(final_tweak, h)``.
 
     Words may be static ints, ``Pair`` or ``uint64`` arrays (scalars); ``skip`` is a static int
     or an integer scalar below a block's elements; ``dtype`` a stream dtype (uint64 needs x64
     on). ``wide``: the cipher runs on ``uint64`` words (x64 is enabled for them here), else on
-    ``Pair``s; the bits are the same.
+    ``Pair``s; the bits are the same. ``whole_blocks`` (with ``wide``): one cipher per block
+    of the stream (:func:`_from_words`), for a window that is the program's output rather than
+    an operand of more elementwise code, into which XLA would fuse the cipher otherwise.
     """
     dtype = jnp.dtype(dtype)
     bits = dtype.itemsize * 8
@@ -94,6 +98,8 @@ def stream_window(h, final_tweak, first_block, skip, *, shape: tuple[int, ...], 
     per_block = BLOCK_WORDS * per_word
     if math.prod(shape) == 0:
         return jnp.zeros(shape, dtype)
+    if wide and whole_blocks and bits < WORD_BITS:
+        return _from_words(h, final_tweak, first_block, skip, shape=shape, dtype=dtype)
     with jax.enable_x64(wide or w.x64_enabled()):
         def word(x):
             return x if w.is_static(x) else (w.to_u64(x) if wide else w.to_pair(x))
@@ -111,3 +117,32 @@ def stream_window(h, final_tweak, first_block, skip, *, shape: tuple[int, ...], 
         if bits == WORD_BITS:
             return w.to_u64(chosen)
         return _part(chosen, within & np.uint32(per_word - 1), bits, dtype)
+
+
+def _from_words(h, final_tweak, first_block, skip, *, shape: tuple[int, ...], dtype) -> jax.Array:
+    """:func:`stream_window` of a dtype narrower than a word, on ``uint64`` words: the window's
+    stream words, one element each (4 consecutive elements are one block), split into the
+    dtype's elements (a word's low bits first, the stream's order) and cut to the window.
+
+    Why: XLA's GPU backend computes several consecutive elements in each thread (4 of 64 bits),
+    and LLVM computes their block's cipher once for all of them, where elements of 32 bits or
+    less each take their own selection of a block computed per 4 of them.
+    """
+    per_word = WORD_BITS // (dtype.itemsize * 8)
+    n = math.prod(shape)
+    static_skip = isinstance(skip, int)
+    # The words that hold elements skip .. skip + n - 1 (skip < a block's elements): from word
+    # skip // per_word; with a traced skip, enough words for any skip's part of a word.
+    part = skip % per_word if static_skip else jnp.asarray(skip).astype(jnp.uint32) % per_word
+    n_words = -(-((part if static_skip else per_word - 1) + n) // per_word)
+    first_word = (skip // per_word if static_skip
+                  else (jnp.asarray(skip).astype(jnp.uint32) // per_word))
+    with jax.enable_x64(True):
+        words = stream_window(h, final_tweak, first_block, first_word, shape=(n_words,),
+                              dtype=jnp.uint64, wide=True)
+        elements = lax.bitcast_convert_type(words, dtype).reshape(n_words * per_word)
+    if static_skip:
+        elements = lax.slice(elements, (part,), (part + n,))
+    else:
+        elements = lax.dynamic_slice(elements, (part.astype(jnp.int32),), (n,))
+    return elements.reshape(shape)

@@ -21,6 +21,8 @@ DRAWS = {
     "bits": lambda seed: jp.bits(jp.key(seed).split_static(*LABELS), SHAPE),
     "bits_uint8_offset": lambda seed: jp.bits(jp.key(seed).split_static(*LABELS), SHAPE,
                                               jnp.uint8, offset=seed % 97),
+    "bits_uint16_offset_13": lambda seed: jp.bits(jp.key(seed).split_static(*LABELS), SHAPE,
+                                                  jnp.uint16, offset=13),
     "uniform": lambda seed: jp.uniform(jp.key(seed).split_static(*LABELS), SHAPE),
     "normal": lambda seed: jp.normal(jp.key(seed).split_static(*LABELS), SHAPE),
     "vmapped_normal": lambda seed: jax.vmap(
