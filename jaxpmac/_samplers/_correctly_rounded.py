@@ -11,7 +11,9 @@ So on GPUs, the float32 (and narrower) operations here are computed in float64 a
 back: ``float32(float64(x) / float64(y))`` is the correctly rounded float32 quotient, as is
 ``float32(sqrt(float64(x)))`` the root, because float64 carries more than twice float32's
 precision plus two bits (double rounding is then innocuous: Figueroa, "When is double rounding
-innocuous?", SIGNUM 1995). On CPUs, where the plain operations are already exact, the plain
+innocuous?", SIGNUM 1995); its operands and result pass the bit-level identity of
+``_fixed_math.rounded``, so that neither LLVM nor XLA narrows it back to the float32
+operation (see ``_opaque``). On CPUs, where the plain operations are already exact, the plain
 ones. The choice is made per platform when the program is lowered (both are staged in a
 multi-platform export); ``jp.force_lowering("elementwise")``, which gives any machine the GPU's
 program, takes the float64 form everywhere, which is how its bits are tested on a CPU.
@@ -33,7 +35,6 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
 from jax.extend.core import Primitive
 from jax.extend.mlir import ir
 from jax.extend.mlir.dialects import stablehlo as hlo
@@ -121,7 +122,7 @@ def _opaque(value: ir.Value) -> ir.Value:
     bits = hlo.bitcast_convert(ir.RankedTensorType.get(tensor.shape, signed), value)
     bits = capped(bits, signed, quiet_nan & ~sign)
     bits = hlo.bitcast_convert(ir.RankedTensorType.get(tensor.shape, unsigned), bits)
-    # The unsigned cap as the signed 64-bit integer with its bits (MLIR's attribute is signed).
+    # The unsigned cap as the signed integer with the same bits (MLIR's attribute is signed).
     bits = capped(bits, unsigned, (quiet_nan | sign) - (1 << width))
     return hlo.bitcast_convert(value.type, bits)
 
@@ -162,7 +163,6 @@ def _elementwise_primitive(name: str, operation) -> Primitive:
 
 divide_p = _elementwise_primitive("jaxpmac_divide", hlo.divide)
 sqrt_p = _elementwise_primitive("jaxpmac_sqrt", hlo.sqrt)
-
 
 
 def _divide_batcher(operands, batch_dims, *, via_float64):

@@ -15,9 +15,9 @@ from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _retry
 from jaxpmac._samplers import _sampler_args
 from jaxpmac._samplers import _unit
+from jaxpmac._samplers._correctly_rounded import divide, sqrt
 from jaxpmac._samplers._hashed import family_static, hashed
 from jaxpmac._samplers._registry import sampler
-from jaxpmac._samplers._correctly_rounded import divide, sqrt
 
 POISSON_RETRY_LABEL = "jaxpmac.poisson.retry"
 BINOMIAL_RETRY_LABEL = "jaxpmac.binomial.retry"

@@ -39,13 +39,13 @@ from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _ndtri
 from jaxpmac._samplers import _sampler_args
 from jaxpmac._samplers import _unit
+from jaxpmac._samplers._correctly_rounded import divide, sqrt
 from jaxpmac._samplers._gamma_family import gamma_streams, log_gamma_flat
 from jaxpmac._samplers._hashed import hashed
 from jaxpmac._samplers._normal import standard_normal
 from jaxpmac._samplers._registry import sampler
 from jaxpmac._samplers._simple_continuous import exponential_of_word
 from jaxpmac._samplers._simple_continuous import unit_transform
-from jaxpmac._samplers._correctly_rounded import divide, sqrt
 
 T_GAMMA_LABEL = "jaxpmac.t.gamma"
 F_DENOMINATOR_LABEL = "jaxpmac.f.denominator"

@@ -22,9 +22,9 @@ from jaxpmac._samplers import _counts
 from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _sampler_args
 from jaxpmac._samplers import _unit
+from jaxpmac._samplers._correctly_rounded import divide
 from jaxpmac._samplers._hashed import family_static, hashed
 from jaxpmac._samplers._registry import sampler
-from jaxpmac._samplers._correctly_rounded import divide, sqrt
 
 MULTINOMIAL_LABEL = "jaxpmac.multinomial.category"
 BITS_PER_WORD = 32

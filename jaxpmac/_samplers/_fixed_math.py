@@ -39,7 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxpmac._samplers._correctly_rounded import divide, sqrt
+from jaxpmac._samplers._correctly_rounded import divide
 
 
 def horner(coefficients, x: jax.Array) -> jax.Array:

@@ -18,9 +18,9 @@ from jaxpmac._samplers import _ndtri
 from jaxpmac._samplers import _retry
 from jaxpmac._samplers import _sampler_args
 from jaxpmac._samplers import _unit
+from jaxpmac._samplers._correctly_rounded import divide, sqrt
 from jaxpmac._samplers._hashed import family_static, hashed, hashed_static
 from jaxpmac._samplers._registry import sampler
-from jaxpmac._samplers._correctly_rounded import divide, sqrt
 
 RETRY_LABEL = "jaxpmac.gamma.retry"
 BOOST_LABEL = "jaxpmac.gamma.boost"

@@ -30,7 +30,7 @@ from jax import lax
 
 from jaxpmac._lowering._draw_boundary import at_run_time
 from jaxpmac._samplers import _fixed_math
-from jaxpmac._samplers._correctly_rounded import divide, sqrt
+from jaxpmac._samplers._correctly_rounded import divide
 
 
 def primal(values):

@@ -17,9 +17,9 @@ from jaxpmac._samplers import _jacobi
 from jaxpmac._samplers import _ndtri
 from jaxpmac._samplers import _sampler_args
 from jaxpmac._samplers import _unit
+from jaxpmac._samplers._correctly_rounded import divide, sqrt
 from jaxpmac._samplers._hashed import hashed
 from jaxpmac._samplers._registry import sampler
-from jaxpmac._samplers._correctly_rounded import divide, sqrt
 
 
 def standard_normal(state, shape: tuple[int, ...], dtype) -> jax.Array:

@@ -25,9 +25,9 @@ from jaxpmac._samplers import _gamma_family
 from jaxpmac._samplers import _normal
 from jaxpmac._samplers import _sampler_args
 from jaxpmac._samplers import _unit
+from jaxpmac._samplers._correctly_rounded import divide, sqrt
 from jaxpmac._samplers._hashed import hashed, hashed_static
 from jaxpmac._samplers._registry import sampler
-from jaxpmac._samplers._correctly_rounded import divide, sqrt
 
 BALL_GAMMA_LABEL = "jaxpmac.ball.gamma"
 BALL_SIGN_LABEL = "jaxpmac.ball.sign"
