@@ -11,9 +11,10 @@ a minor axis of 8 that TPUs pad to 128 lanes, which multiplies the bytes moved, 
 backend then splits the cipher into several kernels passing block-sized arrays through
 memory. The cost here is arithmetic: a TPU computes one cipher per element (8 per block of
 uint32), a GPU shares one between the 4 elements each thread stores (benchmarks/README.md,
-"Constants of the CPU lowering"). A window that is the program's output as it is (the bits, no
-map of its words) is computed on a GPU as its ``uint64`` words, 4 to a thread, one cipher per
-block (:func:`_from_words`): half the instructions per value, at the cost of no fusion.
+"Constants of the CPU lowering"). A window whose words are not mapped where they are made
+(``jp.bits``; words a sampler reads several at a time) is computed on a GPU as its ``uint64``
+words, 4 to a thread, one cipher per block (:func:`_from_words`): half the instructions per
+value, in a kernel of its own (fusing it into a consumer would repeat each word's cipher).
 """
 
 from __future__ import annotations
@@ -89,8 +90,8 @@ def stream_window(h, final_tweak, first_block, skip, *, shape: tuple[int, ...], 
     or an integer scalar below a block's elements; ``dtype`` a stream dtype (uint64 needs x64
     on). ``wide``: the cipher runs on ``uint64`` words (x64 is enabled for them here), else on
     ``Pair``s; the bits are the same. ``whole_blocks`` (with ``wide``): one cipher per block
-    of the stream (:func:`_from_words`), for a window that is the program's output rather than
-    an operand of more elementwise code, into which XLA would fuse the cipher otherwise.
+    of the stream (:func:`_from_words`), for a window whose words are not mapped where they are
+    made (a mapped one stays fused into its map, a cipher per element's block).
     """
     dtype = jnp.dtype(dtype)
     bits = dtype.itemsize * 8
