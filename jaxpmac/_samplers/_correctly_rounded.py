@@ -77,9 +77,14 @@ def divide(x, y) -> jax.Array:
     x, y = x.astype(dtype), y.astype(dtype)
     shape = jnp.broadcast_shapes(x.shape, y.shape)
     if y.shape != shape or constant:
-        reciprocal = divide_p.bind(jnp.ones_like(y), y, via_float64=_via_float64())
-        return x * reciprocal
+        return _times_reciprocal(x, y, via_float64=_via_float64())
     return divide_p.bind(jnp.broadcast_to(x, shape), y, via_float64=_via_float64())
+
+
+def _times_reciprocal(x, y, *, via_float64: bool) -> jax.Array:
+    """``x * (1 / y)``, the division correctly rounded: what XLA's CPU compiler computes for a
+    division by a broadcast or a constant."""
+    return x * divide_p.bind(jnp.ones_like(y), y, via_float64=via_float64)
 
 
 def sqrt(x) -> jax.Array:
@@ -98,32 +103,41 @@ def _narrower_than_float64(aval) -> bool:
     return jnp.issubdtype(aval.dtype, jnp.floating) and aval.dtype.itemsize < 8
 
 
-def _opaque(value: ir.Value) -> ir.Value:
-    """``value`` (a float tensor), through the identity of ``_fixed_math.rounded`` (its bits
-    capped twice at a quiet NaN's, as a signed and as an unsigned integer), emitted here.
+def identity_caps(dtype) -> tuple[int, int]:
+    """The caps of the bit-level identity (``_fixed_math.rounded``) for floats of ``dtype``: a
+    quiet NaN's bits as a signed integer (+NaN's) and as an unsigned one (-NaN's). Only NaNs
+    lie above either."""
+    width = jnp.dtype(dtype).itemsize * 8
+    quiet_nan = int(np.array(np.nan, dtype).view(f"uint{width}"))
+    sign = 1 << (width - 1)
+    return quiet_nan & ~sign, quiet_nan | sign
+
+
+def _opaque(value: ir.Value, dtype) -> ir.Value:
+    """``value`` (a tensor of float ``dtype``) through the identity of ``_fixed_math.rounded``,
+    emitted here.
 
     Why: compilers undo the float64 form otherwise. LLVM narrows
     ``fptrunc(fdiv(fpext a, fpext b))`` back to a float32 division (exact on paper: the double
     rounding is innocuous), which NVPTX then approximates; and XLA, allowed excess precision,
     removes a float64 -> float32 -> float64 round trip between two such operations.
     """
-    tensor = ir.RankedTensorType(value.type)
-    width = ir.FloatType(tensor.element_type).width
-    quiet_nan = {16: 0x7E00, 32: 0x7FC00000, 64: 0x7FF8000000000000}[width]
-    sign = 1 << (width - 1)
+    shape = ir.RankedTensorType(value.type).shape
+    width = jnp.dtype(dtype).itemsize * 8
+    signed_cap, unsigned_cap = identity_caps(dtype)
 
     def capped(bits, integer_type, cap):
-        cap_type = ir.RankedTensorType.get(tensor.shape, integer_type)
+        cap_type = ir.RankedTensorType.get(shape, integer_type)
         cap = ir.DenseElementsAttr.get_splat(cap_type, ir.IntegerAttr.get(integer_type, cap))
         return hlo.minimum(bits, hlo.constant(cap))
 
     signed = ir.IntegerType.get_signless(width)
     unsigned = ir.IntegerType.get_unsigned(width)
-    bits = hlo.bitcast_convert(ir.RankedTensorType.get(tensor.shape, signed), value)
-    bits = capped(bits, signed, quiet_nan & ~sign)
-    bits = hlo.bitcast_convert(ir.RankedTensorType.get(tensor.shape, unsigned), bits)
+    bits = hlo.bitcast_convert(ir.RankedTensorType.get(shape, signed), value)
+    bits = capped(bits, signed, signed_cap)
+    bits = hlo.bitcast_convert(ir.RankedTensorType.get(shape, unsigned), bits)
     # The unsigned cap as the signed integer with the same bits (MLIR's attribute is signed).
-    bits = capped(bits, unsigned, (quiet_nan | sign) - (1 << width))
+    bits = capped(bits, unsigned, unsigned_cap - (1 << width))
     return hlo.bitcast_convert(value.type, bits)
 
 
@@ -135,8 +149,8 @@ def _lowering(operation, *, platform_needs_float64: bool):
         if not (platform_needs_float64 or via_float64) or not _narrower_than_float64(aval_out):
             return [operation(*operands)]
         wide = ir.RankedTensorType.get(aval_out.shape, ir.F64Type.get())
-        result = operation(*(_opaque(hlo.convert(wide, x)) for x in operands))
-        return [_opaque(hlo.convert(operands[0].type, result))]
+        result = operation(*(_opaque(hlo.convert(wide, x), np.float64) for x in operands))
+        return [_opaque(hlo.convert(operands[0].type, result), aval_out.dtype)]
     return rule
 
 
@@ -169,8 +183,7 @@ def _divide_batcher(operands, batch_dims, *, via_float64):
     (x, y), (x_dim, y_dim) = operands, batch_dims
     if y_dim is None:
         # A divisor the same in every lane is a broadcast: times its reciprocal (``divide``).
-        reciprocal = divide_p.bind(jnp.ones_like(y), y, via_float64=via_float64)
-        return x * reciprocal, x_dim
+        return _times_reciprocal(x, y, via_float64=via_float64), x_dim
     size = y.shape[y_dim]
     x, y = batching.bdim_at_front(x, x_dim, size), batching.bdim_at_front(y, y_dim, size)
     return divide_p.bind(x, y, via_float64=via_float64), 0

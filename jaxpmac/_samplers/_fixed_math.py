@@ -39,7 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxpmac._samplers._correctly_rounded import divide
+from jaxpmac._samplers._correctly_rounded import divide, identity_caps
 
 
 def horner(coefficients, x: jax.Array) -> jax.Array:
@@ -76,12 +76,10 @@ def rounded(value: jax.Array) -> jax.Array:
     """
     width = value.dtype.itemsize * 8
     signed, unsigned = jnp.dtype(f"int{width}"), jnp.dtype(f"uint{width}")
-    quiet_nan = int(np.array(np.nan, value.dtype).view(unsigned))
-    sign = 1 << (width - 1)
+    signed_cap, unsigned_cap = identity_caps(value.dtype)
     bits = lax.bitcast_convert_type(value, signed)
-    bits = jnp.minimum(bits, np.array(quiet_nan & ~sign, unsigned).view(signed))
-    bits = jnp.minimum(lax.bitcast_convert_type(bits, unsigned),
-                       np.array(quiet_nan | sign, unsigned))
+    bits = jnp.minimum(bits, np.array(signed_cap, signed))
+    bits = jnp.minimum(lax.bitcast_convert_type(bits, unsigned), np.array(unsigned_cap, unsigned))
     return lax.bitcast_convert_type(bits, value.dtype)
 
 

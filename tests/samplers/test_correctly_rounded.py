@@ -28,7 +28,7 @@ def _normal_floats(rng, n, dtype):
     width = np.dtype(dtype).itemsize * 8
     bits = rng.integers(0, 2 ** width, n, dtype=np.uint64).astype(f"u{width // 8}")
     x = bits.view(dtype)
-    tiny = np.finfo(dtype).tiny
+    tiny = jnp.finfo(dtype).tiny
     return x[np.isfinite(x) & (np.abs(x) >= tiny)]
 
 
@@ -45,11 +45,11 @@ def _same_bits(actual, expected):
 
 def _specials(dtype):
     return np.array([0.0, -0.0, 1.0, -1.0, 3.0, np.inf, -np.inf, np.nan,
-                     np.finfo(dtype).max, np.finfo(dtype).tiny], dtype)
+                     jnp.finfo(dtype).max, jnp.finfo(dtype).tiny], dtype)
 
 
 @pytest.mark.parametrize("form", FORMS)
-@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, jnp.bfloat16])
 def test_divide_and_sqrt_are_the_correctly_rounded_values(form, dtype):
     """IEEE 754's quotient and root (numpy's), jitted and op by op, in each form."""
     rng = np.random.default_rng(29)
@@ -59,7 +59,7 @@ def test_divide_and_sqrt_are_the_correctly_rounded_values(form, dtype):
     with np.errstate(all="ignore"):
         quotient = x / y
         root = np.sqrt(x)
-    keep = ~(np.abs(quotient) < np.finfo(dtype).tiny) | (quotient == 0)   # no subnormals
+    keep = ~(np.abs(quotient) < jnp.finfo(dtype).tiny) | (quotient == 0)   # no subnormals
     # jax arrays: a numpy divisor is a constant, which ``divide`` multiplies by its reciprocal.
     x_kept, y_kept = jnp.asarray(x[keep]), jnp.asarray(y[keep])
     with jp.force_lowering(FORMS[form]):
