@@ -132,12 +132,12 @@ def _from_words(h, final_tweak, first_block, skip, *, shape: tuple[int, ...], dt
     per_word = WORD_BITS // (dtype.itemsize * 8)
     n = math.prod(shape)
     static_skip = isinstance(skip, int)
+    if not static_skip:
+        skip = jnp.asarray(skip).astype(jnp.uint32)
     # The words that hold elements skip .. skip + n - 1 (skip < a block's elements): from word
     # skip // per_word; with a traced skip, enough words for any skip's part of a word.
-    part = skip % per_word if static_skip else jnp.asarray(skip).astype(jnp.uint32) % per_word
+    part, first_word = skip % per_word, skip // per_word
     n_words = -(-((part if static_skip else per_word - 1) + n) // per_word)
-    first_word = (skip // per_word if static_skip
-                  else (jnp.asarray(skip).astype(jnp.uint32) // per_word))
     with jax.enable_x64(True):
         words = stream_window(h, final_tweak, first_block, first_word, shape=(n_words,),
                               dtype=jnp.uint64, wide=True)
