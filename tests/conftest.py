@@ -75,6 +75,22 @@ def each_lowering(request):
         yield request.param
 
 
+#: The lowering the machine running the tests gets on its own (what ``rolled`` is to a CPU).
+OWN_LOWERING = "rolled"
+
+
+def pytest_collection_modifyitems(items):
+    """Tests marked ``other_lowerings_slow`` run under :data:`OWN_LOWERING` by default and
+    under the others in the slow run: samplers composed of other samplers (a gamma's ratio, a
+    normal times a factor), whose lowering-dependent parts, the words and the maps, are checked
+    under every lowering by their own tests."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if (item.get_closest_marker("other_lowerings_slow") and callspec is not None
+                and callspec.params.get("each_lowering", OWN_LOWERING) != OWN_LOWERING):
+            item.add_marker(pytest.mark.slow)
+
+
 def for_each_lowering(cls):
     """A ``unittest.TestCase`` class whose tests run once per lowering, as subtests (pytest's
     parametrized fixtures do not reach ``TestCase`` methods). Apply it after the class'

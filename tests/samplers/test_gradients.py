@@ -26,6 +26,15 @@ from jaxpmac._samplers._gamma_family import BETA_B_LABEL
 
 CASES_BY_NAME = {case.name: case for case in CASES}
 MODES = ("jvp", "jvp_jit", "grad", "grad_jit", "vmap_jvp", "vmap_grad")
+# Forward and reverse mode, without jit, with jit and under vmap: every mode the costliest
+# samplers (the gamma family, the truncated normal) run by default; the rest in the slow run.
+DEFAULT_MODES = ("jvp", "grad_jit", "vmap_grad", "vmap")
+
+
+def modes(names=MODES):
+    """``names`` as parameters, those outside :data:`DEFAULT_MODES` marked slow."""
+    return [name if name in DEFAULT_MODES else pytest.param(name, marks=pytest.mark.slow)
+            for name in names]
 F64 = jnp.float64
 
 
@@ -118,7 +127,7 @@ TRUNCATED_BOUNDS = {
 
 
 @pytest.mark.parametrize("bounds", sorted(TRUNCATED_BOUNDS))
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", modes())
 def test_truncated_normal_bounds_derivatives_match_finite_differences(mode, bounds):
     state = _state("truncated_normal")
     lower, upper = (jnp.asarray(b) for b in TRUNCATED_BOUNDS[bounds])
@@ -169,7 +178,7 @@ def gamma_derivative_by_cdf(x, a, eps_rel=1e-6):
     return -(sc.gammainc(a + eps, x) - sc.gammainc(a - eps, x)) / (2 * eps * st.gamma.pdf(x, a))
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", modes())
 def test_gamma_derivative_is_implicit_reparameterisation(mode):
     state = _state("gamma")
     draw = lambda a: jp.gamma(state, a, None, F64)
@@ -202,7 +211,7 @@ def test_gamma_invalid_shapes_give_nan_derivatives():
     assert np.isnan(np.asarray(derivative)[:3]).all() and np.isfinite(float(derivative[3]))
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", modes())
 def test_beta_derivatives_follow_the_gammas(mode):
     state = _state("beta")
     a = jnp.linspace(0.2, 5.0, 48)
@@ -221,7 +230,7 @@ def test_beta_derivatives_follow_the_gammas(mode):
         np.testing.assert_allclose(derivative, want, rtol=1e-6, atol=1e-12)
 
 
-@pytest.mark.parametrize("mode", ("jvp", "jvp_jit", "grad", "grad_jit", "vmap"))
+@pytest.mark.parametrize("mode", modes(("jvp", "jvp_jit", "grad", "grad_jit", "vmap")))
 def test_dirichlet_derivatives_follow_the_gammas(mode):
     state = _state("dirichlet")
     alpha = jnp.array([0.4, 1.0, 3.5])

@@ -153,6 +153,7 @@ def test_truncated_normal_is_the_inverse_cdf_of_word_i(nonce, label_list, messag
 
 # -- multivariate normal --------------------------------------------------------------------
 
+@pytest.mark.other_lowerings_slow
 @property_settings(10)
 @given(word_values, label_lists, messages, st.integers(1, 3),
        st.lists(floats32(-1, 1), min_size=12, max_size=12),
@@ -218,6 +219,7 @@ def test_gamma_edge_values(nonce, label_list, message):
     np.testing.assert_array_equal(np.asarray(got), [0.0, math.inf, math.nan, math.nan])
 
 
+@pytest.mark.other_lowerings_slow
 @property_settings(15)
 @given(word_values, label_lists, messages, st.lists(st.tuples(alphas, alphas), min_size=3,
                                                    max_size=3))
@@ -235,6 +237,7 @@ def test_beta_is_the_log_space_ratio_of_two_gammas(nonce, label_list, message, a
                                           for x, y in zip(log_a, log_b)])
 
 
+@pytest.mark.other_lowerings_slow
 @property_settings(15)
 @given(word_values, label_lists, messages, 
        st.lists(alphas, min_size=3, max_size=3))
@@ -474,6 +477,7 @@ def _loggamma32(state, a, n):
     return jp.loggamma(state, np.full(n, a, np.float32), dtype=jnp.float32)
 
 
+@pytest.mark.other_lowerings_slow
 @property_settings(10)
 @given(word_values, label_lists, messages, sizes, alphas)
 def test_chisquare_and_loggamma_are_the_gamma_of_the_same_state(nonce, label_list, message, n,
@@ -490,6 +494,7 @@ def test_chisquare_and_loggamma_are_the_gamma_of_the_same_state(nonce, label_lis
                    abs_err=[e["scale"] for e in expected])
 
 
+@pytest.mark.other_lowerings_slow
 @property_settings(10)
 @given(word_values, label_lists, messages, sizes, alphas, alphas)
 def test_t_f_and_generalized_normal_are_built_from_their_documented_gammas(
