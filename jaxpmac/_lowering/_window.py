@@ -15,7 +15,7 @@ import jax.numpy as jnp
 
 from jaxpmac._cipher import _words as w
 from jaxpmac._cipher._stream import elements_per_block, map_words, mapped_dtype
-from jaxpmac._lowering import _chunks, _elementwise, _lanes, _stream_lanes
+from jaxpmac._lowering import _chunks, _elementwise, _lanes, _stream_lanes, _tpu_kernel
 from jaxpmac._lowering._platform import by_platform, dynamic_part, with_dynamic
 
 def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word, skip,
@@ -61,6 +61,9 @@ def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word,
     def elementwise(*, wide):
         def elementwise_window(dynamic):
             *h, final_tweak, first_block, skip = with_dynamic(values, dynamic)
+            if not wide and _tpu_kernel.applies(shape, dtype, skip):
+                words = _tpu_kernel.stream_window(h, final_tweak, first_block, shape=shape)
+                return map_words(word_map, words, x64=x64).reshape(n)
             # The stream itself (no word_map: the bits): one cipher per block, see there.
             words = _elementwise.stream_window(h, final_tweak, first_block, skip, shape=shape,
                                                dtype=dtype, wide=wide,

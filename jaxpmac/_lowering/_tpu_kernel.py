@@ -1,0 +1,140 @@
+"""The TPU lowering of a large uint32 window: a Pallas (Mosaic) kernel, one cipher per block.
+
+The elementwise lowering computes a block's cipher once per output element, 8 times per block
+of uint32 on a TPU, because XLA cannot share one block among 8 lanes without materialising it
+in an interleave that TPUs pad to 128 lanes. This kernel computes each block once, in one lane
+of a ``[16, R]`` tile (block ``16 r + j`` of a line at sublane ``j``, lane ``r``); its 8 uint32
+(word ``k``'s low half first) stacked to ``[16, 8, R]`` are rows ``8 j + k`` of ``[128, R]``,
+and one transpose (the TPU's transpose unit) gives ``[R, 128]``: row ``r`` holds blocks
+``16 r .. 16 r + 15`` in the stream's own order. So the stream's element order is unchanged.
+
+The output is the caller's shape, its last axis a multiple of 128 (lanes) and the others a
+multiple of ``SUB_ROWS`` lines, so no copy follows (a 1-D window is cut into lines and copied
+back). On a TPU it is a Mosaic kernel; elsewhere (a lowering
+forced on another platform, as the tests do) the same kernel in Pallas' interpret mode.
+Everything in the kernel is uint32 (Mosaic has no 64-bit type): the cipher on ``Pair`` words.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+from jaxpmac._cipher import _threefish
+from jaxpmac._cipher import _words as w
+
+LANES = 128                              # a TPU vector register's lanes
+BLOCK_VALUES = 8                         # uint32 per Threefish-256 block
+LINE_BLOCKS = LANES // BLOCK_VALUES      # blocks per 128 consecutive values
+SUB_ROWS = 128                           # output rows one step computes: a [16, 128] tile
+TILE_ROWS = (512, 256, 128)              # output rows per grid step, the largest that divides
+#: The smallest window the kernel computes (elements); smaller ones stay elementwise.
+MIN_ELEMENTS = 1 << 16
+# The dynamic words (hash, final tweak, first block) as uint32 halves, one per sublane row of
+# a [16, 128] VMEM input: a vector operand (scalar prefetch into SMEM also works, but libtpu's
+# static profiler cannot estimate its DMA, and benchmarks/deviceless.py needs the estimate).
+_WORD_ROWS = 16
+
+
+def _lines(shape: tuple[int, ...]) -> tuple[int, int]:
+    """``(lines, length)``: the kernel's 2-D output, the caller's shape with its leading axes
+    merged (free on a TPU), or a 1-D shape cut into lines of 128 (a copy follows)."""
+    if len(shape) == 1:
+        return shape[0] // LANES, LANES
+    return math.prod(shape[:-1]), shape[-1]
+
+
+def applies(shape: tuple[int, ...], dtype, skip) -> bool:
+    """Whether a window of ``shape`` elements of ``dtype`` from element ``skip`` of its first
+    block is computed by the kernel: uint32, from a block's start, whole steps of lines of
+    128 lanes."""
+    if (jnp.dtype(dtype) != jnp.uint32 or not isinstance(skip, int) or skip != 0
+            or not shape or math.prod(shape) < MIN_ELEMENTS or shape[-1] % LANES):
+        return False
+    lines, _ = _lines(shape)
+    return lines % SUB_ROWS == 0
+
+
+def _dynamic_halves(words) -> jax.Array:
+    """The dynamic words' ``(hi, lo)`` halves as rows of a ``[16, 128]`` uint32 array (a static
+    word's rows are unused zeros)."""
+    rows = []
+    for x in words:
+        pair = w.to_pair(0 if w.is_static(x) else x)
+        rows += [jnp.reshape(pair.hi, ()), jnp.reshape(pair.lo, ())]
+    rows = jnp.stack(rows).astype(jnp.uint32)
+    rows = jnp.pad(rows, (0, _WORD_ROWS - rows.shape[0]))
+    return jnp.broadcast_to(rows[:, None], (_WORD_ROWS, LANES))
+
+
+def _kernel(halves_in, out_ref, values_ref, *, static_words, tile_rows: int, line_blocks: int):
+    def word(k):
+        if static_words[k] is not None:
+            return static_words[k]
+        return w.Pair(halves_in[pl.ds(2 * k, 1), :], halves_in[pl.ds(2 * k + 1, 1), :])
+
+    *h, final_tweak, first_block = [word(k) for k in range(len(static_words))]
+    tile, column = pl.program_id(0), pl.program_id(1)
+    shape = (LINE_BLOCKS, SUB_ROWS)
+    j = lax.broadcasted_iota(jnp.uint32, shape, 0)
+    r = lax.broadcasted_iota(jnp.uint32, shape, 1)
+    block_in_step = r * np.uint32(line_blocks) + j
+
+    def step(s, carry):
+        first_row = (tile * tile_rows + s * SUB_ROWS).astype(jnp.uint32)
+        offset = block_in_step + (first_row * np.uint32(line_blocks)
+                                  + column.astype(jnp.uint32) * np.uint32(LINE_BLOCKS))
+        counter = w.add(first_block, w.Pair(jnp.zeros(shape, jnp.uint32), offset))
+        words = _threefish.encrypt(_threefish.GENERATOR_KEY, (final_tweak, counter), h)
+        # Through VMEM: in interpret mode XLA's CPU compiler would otherwise fuse the whole
+        # cipher into the interleave once per value of the block (90 s to compile, not 1 s).
+        for k, half in enumerate(x for word in words for x in (w.to_pair(word, shape).lo,
+                                                                w.to_pair(word, shape).hi)):
+            values_ref[k] = half
+        stacked = jnp.stack([values_ref[k] for k in range(BLOCK_VALUES)], axis=1)
+        rows = stacked.reshape(LINE_BLOCKS * BLOCK_VALUES, SUB_ROWS)
+        out_ref[pl.ds(pl.multiple_of(s * SUB_ROWS, SUB_ROWS), SUB_ROWS), :] = rows.T
+        return carry
+
+    steps = tile_rows // SUB_ROWS
+    if steps == 1:
+        step(0, 0)
+    else:
+        lax.fori_loop(0, steps, step, 0)
+
+
+def _call(halves, *, static_words, lines: int, length: int, interpret: bool) -> jax.Array:
+    tile_rows = next(rows for rows in TILE_ROWS if lines % rows == 0)
+    kernel = functools.partial(_kernel, static_words=static_words, tile_rows=tile_rows,
+                               line_blocks=length // BLOCK_VALUES)
+    return pl.pallas_call(
+        kernel,
+        out_shape=jax.ShapeDtypeStruct((lines, length), jnp.uint32),
+        grid=(lines // tile_rows, length // LANES),
+        in_specs=[pl.BlockSpec((_WORD_ROWS, LANES), lambda i, c: (0, 0))],
+        out_specs=pl.BlockSpec((tile_rows, LANES), lambda i, c: (i, c)),
+        scratch_shapes=[pltpu.VMEM((BLOCK_VALUES, LINE_BLOCKS, SUB_ROWS), jnp.uint32)],
+        interpret=interpret,
+    )(halves)
+
+
+def stream_window(h, final_tweak, first_block, *, shape: tuple[int, ...]) -> jax.Array:
+    """uint32 stream elements ``0 .. prod(shape) - 1`` of the blocks from ``first_block`` of
+    the hash ``(final_tweak, h)``, in ``shape`` (:func:`applies` must hold). Words are static
+    ints or dynamic scalar words (``Pair`` or uint64)."""
+    words = (*h, final_tweak, first_block)
+    static_words = tuple(x if w.is_static(x) else None for x in words)
+    lines, length = _lines(shape)
+    halves = _dynamic_halves(words)       # in the caller's x64 mode: words may be uint64
+    with jax.enable_x64(False):
+        run = functools.partial(_call, static_words=static_words, lines=lines, length=length)
+        out = lax.platform_dependent(halves, tpu=functools.partial(run, interpret=False),
+                                     default=functools.partial(run, interpret=True))
+    return out.reshape(shape)
