@@ -13,6 +13,10 @@ multiple of ``SUB_ROWS`` lines, so no copy follows (a 1-D window is cut into lin
 back). On a TPU it is a Mosaic kernel; elsewhere (a lowering
 forced on another platform, as the tests do) the same kernel in Pallas' interpret mode.
 Everything in the kernel is uint32 (Mosaic has no 64-bit type): the cipher on ``Pair`` words.
+
+XLA's SPMD partitioner cannot split a Mosaic call: a draw sharded over TPUs through this kernel
+is computed whole on every device (the same values; the elementwise lowering is computed where
+it lives).
 """
 
 from __future__ import annotations
@@ -35,11 +39,12 @@ BLOCK_VALUES = 8                         # uint32 per Threefish-256 block
 LINE_BLOCKS = LANES // BLOCK_VALUES      # blocks per 128 consecutive values
 SUB_ROWS = 128                           # output rows one step computes: a [16, 128] tile
 TILE_ROWS = (512, 256, 128)              # output rows per grid step, the largest that divides
-#: The smallest window the kernel computes (elements); smaller ones stay elementwise.
+#: The smallest window the kernel computes (elements); smaller ones stay elementwise. Not yet
+#: chosen from measurements: the kernel's crossover with the elementwise lowering is unmeasured.
 MIN_ELEMENTS = 1 << 16
 # The dynamic words (hash, final tweak, first block) as uint32 halves, one per sublane row of
 # a [16, 128] VMEM input: a vector operand (scalar prefetch into SMEM also works, but libtpu's
-# static profiler cannot estimate its DMA, and benchmarks/deviceless.py needs the estimate).
+# static profiler cannot estimate its DMA, and the deviceless cycle counts need it).
 _WORD_ROWS = 16
 
 
