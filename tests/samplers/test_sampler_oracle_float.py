@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 
+import hypothesis
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -538,7 +539,11 @@ def test_rademacher_is_bit_i_of_word_i_over_32(nonce, label_list, message, n):
 probabilities = st.one_of(floats32(1e-6, 1), floats32(0.5, 1), st.sampled_from([1.0, 1e-9]))
 
 
-@property_settings(30)
+# Six probabilities per example, any one within the oracle's margin of a count's boundary
+# rejects it: in some runs most examples are (seen: 50 of 59), which hypothesis' health check
+# calls too much filtering; the accepted examples are still checked exactly.
+@hypothesis.settings(property_settings(30), suppress_health_check=[
+    *property_settings().suppress_health_check, hypothesis.HealthCheck.filter_too_much])
 @given(word_values, label_lists, messages, st.lists(probabilities, min_size=6, max_size=6))
 def test_geometric_is_inversion_of_word_i(nonce, label_list, message, probs):
     expected, ambiguous = rs.geometric(rs.Message(nonce, label_list, message), probs, MARGIN)
