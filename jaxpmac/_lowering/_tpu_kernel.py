@@ -100,8 +100,8 @@ def _kernel(halves_in, out_ref, values_ref, *, static_words, tile_rows: int, lin
         words = _threefish.encrypt(_threefish.GENERATOR_KEY, (final_tweak, counter), h)
         # Through VMEM: in interpret mode XLA's CPU compiler would otherwise fuse the whole
         # cipher into the interleave once per value of the block (90 s to compile, not 1 s).
-        for k, half in enumerate(x for word in words for x in (w.to_pair(word, shape).lo,
-                                                                w.to_pair(word, shape).hi)):
+        pairs = [w.to_pair(word, shape) for word in words]
+        for k, half in enumerate(half for pair in pairs for half in (pair.lo, pair.hi)):
             values_ref[k] = half
         stacked = jnp.stack([values_ref[k] for k in range(BLOCK_VALUES)], axis=1)
         rows = stacked.reshape(LINE_BLOCKS * BLOCK_VALUES, SUB_ROWS)

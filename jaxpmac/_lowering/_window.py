@@ -62,12 +62,13 @@ def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word,
         def elementwise_window(dynamic):
             *h, final_tweak, first_block, skip = with_dynamic(values, dynamic)
             if not wide and _tpu_kernel.applies(shape, dtype, skip):
+                # A TPU's large uint32 window: one cipher per block, in a kernel.
                 words = _tpu_kernel.stream_window(h, final_tweak, first_block, shape=shape)
-                return map_words(word_map, words, x64=x64).reshape(n)
-            # The stream itself (no word_map: the bits): one cipher per block, see there.
-            words = _elementwise.stream_window(h, final_tweak, first_block, skip, shape=shape,
-                                               dtype=dtype, wide=wide,
-                                               whole_blocks=word_map is None)
+            else:
+                # The stream itself (no word_map: the bits): one cipher per block, see there.
+                words = _elementwise.stream_window(h, final_tweak, first_block, skip,
+                                                   shape=shape, dtype=dtype, wide=wide,
+                                                   whole_blocks=word_map is None)
             # Flat like the rolled lowering's; XLA folds this reshape into the caller's.
             return map_words(word_map, words, x64=x64).reshape(n)
         return elementwise_window
