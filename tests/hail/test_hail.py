@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import struct
 import sys
 from pathlib import Path
@@ -486,6 +487,25 @@ def test_rand_bool_vmapped_emits_no_select(x64):
         assert "select_n" not in text
         block = tuple(w.Pair(jnp.zeros(8, jnp.uint32), jnp.zeros(8, jnp.uint32)) for _ in range(4))
         assert "select_n" not in str(jax.make_jaxpr(engine.unit_uniform_bits)(block))
+
+
+@pytest.mark.parametrize("x64", [False, True])
+def test_rand_unif_vmapped_for_a_cpu_bars_the_cipher_from_its_float_arithmetic(x64):
+    """A structural guard, not a timing: vmapped, jax 0.12's XLA:CPU took 80-100 s to compile
+    rand_unif when the cipher and ``rounded``'s integer minimums (which keep the affine map
+    from becoming a multiply-add) shared one loop (LLVM's loop vectorizer again), 0.4 s with
+    an optimization barrier between them. Lowered for a CPU, every ``minimum`` of the engine's
+    ``uniform`` comes after a barrier that comes after the float's bits (``popcnt``: the
+    exponent from the block's trailing zeros)."""
+    with jax.enable_x64(x64):
+        draw = jax.vmap(lambda i: hail.rand_unif(jp.key(7).split(i), -1.0, 2.0))
+        text = jax.jit(draw).lower(jnp.arange(8)).as_text()
+    uniform = text[text.index("func.func private @uniform"):]
+    uniform = uniform[:uniform.index("\n  }\n")]
+    ops = re.findall(r"optimization_barrier|minimum|popcnt", uniform)
+    barrier = ops.index("optimization_barrier")
+    assert "popcnt" in ops[:barrier] and "minimum" not in ops[:barrier]
+    assert "minimum" in ops[barrier:]
 
 
 def test_float32_of_is_round_to_nearest():
