@@ -7,6 +7,7 @@ cases into one jitted call with fixed shapes (hypothesis then varies values, nev
 
 from __future__ import annotations
 
+import collections
 import functools
 import json
 import os
@@ -77,6 +78,45 @@ def each_lowering(request):
 
 #: The lowering the machine running the tests gets on its own (what ``rolled`` is to a CPU).
 OWN_LOWERING = "rolled"
+
+
+#: Files whose tests are each a long run of its own (a subprocess compiling every golden case at
+#: one instruction-set level, about two minutes): each test is a work unit of its own for
+#: ``--dist loadfile``, and they run first, so that they spread over the workers instead of
+#: ending the run on one of them while the others idle.
+OWN_WORK_UNIT_FILES = ("tests/samplers/test_golden_values_isa.py",)
+
+
+def _own_work_unit(nodeid: str) -> bool:
+    return nodeid.split("::", 1)[0] in OWN_WORK_UNIT_FILES
+
+
+class _OwnWorkUnitsFirst(collections.OrderedDict):
+    """A work queue (scope -> tests) that keeps the work units of :data:`OWN_WORK_UNIT_FILES`
+    in front, however xdist orders the others (by their number of tests, largest first)."""
+
+    def __setitem__(self, scope, tests):
+        super().__setitem__(scope, tests)
+        if _own_work_unit(scope):
+            self.move_to_end(scope, last=False)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile``, except that each test of :data:`OWN_WORK_UNIT_FILES` is a work unit
+    of its own, handed out first."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class LoadFileLongTestsFirst(LoadFileScheduling):
+        def __init__(self, config, log=None):
+            super().__init__(config, log)
+            self.workqueue = _OwnWorkUnitsFirst()
+
+        def _split_scope(self, nodeid: str) -> str:
+            return nodeid if _own_work_unit(nodeid) else super()._split_scope(nodeid)
+
+    return LoadFileLongTestsFirst(config, log)
 
 
 def pytest_collection_modifyitems(items):
