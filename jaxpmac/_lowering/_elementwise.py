@@ -19,12 +19,16 @@ value, in a kernel of its own (fusing it into a consumer would repeat each word'
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
+from typing import Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+from jax.extend import core as jax_core
 
 from jaxpmac._cipher import _threefish
 from jaxpmac._cipher import _words as w
@@ -120,6 +124,91 @@ def stream_window(h, final_tweak, first_block, skip, *, shape: tuple[int, ...], 
         return _part(chosen, within & np.uint32(per_word - 1), bits, dtype)
 
 
+#: The largest map (equations of its jaxpr, nested ones included) that :func:`mapped_window`
+#: takes. XLA's GPU backend (H100, deviceless) kept the cipher and the map in one kernel for
+#: maps of 4-465 operations (uniform, laplace, cauchy, exponential, gumbel), and split normal's
+#: 548 into two kernels with the words through memory, where the fused form is one kernel
+#: (benchmarks/README.md, "H100 ALU per value").
+MAX_MAPPED_WINDOW_OPS = 512
+
+
+def maps_words(word_map, dtype, out_dtype) -> bool:
+    """Whether :func:`mapped_window` applies: a stream dtype narrower than a word, mapped to
+    numbers (not bool) whose elements of a word pack into 16, 32 or 64 bits, by a map of at
+    most :data:`MAX_MAPPED_WINDOW_OPS` operations."""
+    bits, out_bits = jnp.dtype(dtype).itemsize * 8, jnp.dtype(out_dtype).itemsize * 8
+    return (bits < WORD_BITS and jnp.dtype(out_dtype) != jnp.bool_
+            and WORD_BITS // bits * out_bits in (16, 32, 64)
+            and _operations(word_map, jnp.dtype(dtype), w.x64_enabled()) <= MAX_MAPPED_WINDOW_OPS)
+
+
+@functools.lru_cache(maxsize=256)
+def _operations(word_map: Callable, dtype, x64: bool) -> int:
+    """The equations of ``word_map``'s jaxpr on one element, nested jaxprs included."""
+    def count(jaxpr) -> int:
+        return sum(1 + sum(count(getattr(sub, "jaxpr", sub))
+                           for sub in jax_core.jaxprs_in_params(eqn.params))
+                   for eqn in jaxpr.eqns)
+    with jax.enable_x64(x64):
+        return count(jax.make_jaxpr(word_map)(jax.ShapeDtypeStruct((1,), dtype)).jaxpr)
+
+
+def mapped_window(h, final_tweak, first_block, skip, *, n: int, dtype, word_map: Callable,
+                  out_dtype) -> jax.Array:
+    """``word_map`` of :func:`stream_window`'s ``n`` elements (``wide``), flat, one cipher per
+    block, where :func:`maps_words` holds.
+
+    The window's ``uint64`` words, one element each (as :func:`_from_words`), are split into
+    their elements, each part mapped, and the results packed back into one unsigned integer
+    per word (a word's first element in its low bits), which is bitcast to ``out_dtype`` in the
+    stream's order and cut to the window. So the program's elements are the words: XLA's GPU
+    backend gives each thread 4 of them, a block, and LLVM computes its cipher once for its 8
+    uint32, where a map of the fused form's elements computes a block per 4 values.
+
+    ``word_map`` must be elementwise (a ``_unit.WordMap``); it is traced with x64 as the caller
+    has it.
+    """
+    dtype, out_dtype = jnp.dtype(dtype), jnp.dtype(out_dtype)
+    bits, out_bits = dtype.itemsize * 8, out_dtype.itemsize * 8
+    per_word = WORD_BITS // bits
+    x64 = w.x64_enabled()
+    words, cut = _window_words(h, final_tweak, first_block, skip, n, per_word)
+    with jax.enable_x64(True):
+        parts = [(words >> np.uint64(k * bits)).astype(dtype) for k in range(per_word)]
+    with jax.enable_x64(x64):
+        mapped = [word_map(part) for part in parts]
+    with jax.enable_x64(True):
+        packed_dtype = jnp.dtype(f"uint{per_word * out_bits}")
+        out_unsigned = jnp.dtype(f"uint{out_bits}")
+        packed = functools.reduce(operator.or_, [
+            lax.bitcast_convert_type(value, out_unsigned).astype(packed_dtype)
+            << packed_dtype.type(k * out_bits) for k, value in enumerate(mapped)])
+        return cut(lax.bitcast_convert_type(packed, out_dtype).reshape(-1))
+
+
+def _window_words(h, final_tweak, first_block, skip, n: int, per_word: int):
+    """``(words, cut)``: the stream's ``uint64`` words, one element each, that hold elements
+    ``skip .. skip + n - 1`` of a dtype with ``per_word`` elements to a word (``skip`` below a
+    block's elements), and the function that cuts those elements from the words' flat
+    ``[n_words * per_word]`` elements; with a traced skip, enough words for any skip's part
+    of a word."""
+    static_skip = isinstance(skip, int)
+    if not static_skip:
+        skip = jnp.asarray(skip).astype(jnp.uint32)
+    part, first_word = skip % per_word, skip // per_word
+    n_words = -(-((part if static_skip else per_word - 1) + n) // per_word)
+    with jax.enable_x64(True):
+        words = stream_window(h, final_tweak, first_block, first_word, shape=(n_words,),
+                              dtype=jnp.uint64, wide=True)
+
+    def cut(elements):
+        if static_skip:
+            return lax.slice(elements, (part,), (part + n,))
+        return lax.dynamic_slice(elements, (part.astype(jnp.int32),), (n,))
+
+    return words, cut
+
+
 def _from_words(h, final_tweak, first_block, skip, *, shape: tuple[int, ...], dtype) -> jax.Array:
     """:func:`stream_window` of a dtype narrower than a word, on ``uint64`` words: the window's
     stream words, one element each (4 consecutive elements are one block), split into the
@@ -130,20 +219,7 @@ def _from_words(h, final_tweak, first_block, skip, *, shape: tuple[int, ...], dt
     less each take their own selection of a block computed per 4 of them.
     """
     per_word = WORD_BITS // (dtype.itemsize * 8)
-    n = math.prod(shape)
-    static_skip = isinstance(skip, int)
-    if not static_skip:
-        skip = jnp.asarray(skip).astype(jnp.uint32)
-    # The words that hold elements skip .. skip + n - 1 (skip < a block's elements): from word
-    # skip // per_word; with a traced skip, enough words for any skip's part of a word.
-    part, first_word = skip % per_word, skip // per_word
-    n_words = -(-((part if static_skip else per_word - 1) + n) // per_word)
+    words, cut = _window_words(h, final_tweak, first_block, skip, math.prod(shape), per_word)
     with jax.enable_x64(True):
-        words = stream_window(h, final_tweak, first_block, first_word, shape=(n_words,),
-                              dtype=jnp.uint64, wide=True)
-        elements = lax.bitcast_convert_type(words, dtype).reshape(n_words * per_word)
-    if static_skip:
-        elements = lax.slice(elements, (part,), (part + n,))
-    else:
-        elements = lax.dynamic_slice(elements, (part.astype(jnp.int32),), (n,))
-    return elements.reshape(shape)
+        elements = lax.bitcast_convert_type(words, dtype).reshape(-1)
+    return cut(elements).reshape(shape)

@@ -61,6 +61,12 @@ def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word,
     def elementwise(*, wide):
         def elementwise_window(dynamic):
             *h, final_tweak, first_block, skip = with_dynamic(values, dynamic)
+            out_dtype = mapped_dtype(word_map, dtype, x64=x64)
+            if wide and word_map is not None and _elementwise.maps_words(word_map, dtype, out_dtype):
+                # A GPU's mapped window: one cipher per block, its words mapped where they are.
+                return _elementwise.mapped_window(h, final_tweak, first_block, skip, n=n,
+                                                  dtype=dtype, word_map=word_map,
+                                                  out_dtype=out_dtype)
             if not wide and _tpu_kernel.applies(shape, dtype, skip):
                 # A TPU's large uint32 window: one cipher per block, in a kernel.
                 words = _tpu_kernel.stream_window(h, final_tweak, first_block, shape=shape)
