@@ -69,6 +69,7 @@ import tempfile
 import time
 from typing import Optional
 
+from benchmarks._compiler_dumps import dump_counts, dump_environment
 from benchmarks._host import available_memory_bytes, host_cpu
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -98,8 +99,14 @@ MEASUREMENT_KEYS = ("device", "jax_version", "traced_as_backend", "trace_lower_s
                     "fusions", "instructions", "while_loops", "stablehlo_while",
                     "stablehlo_barrier", "bytes_accessed", "flops", "estimated_s", "temp_bytes",
                     "output_bytes", "materialises_input_sized_array")
+# Read by this process from the compiler's dump folder (``_compiler_dumps``): cuda's PTX kernels
+# and the main one's ALU instructions per value, the TPU's estimated cycles.
+DUMP_KEYS = ("kernels", "main_kernel", "alu_per_value", "tpu_cycles")
+#: The dump's columns in each target's table: (record key, title).
+DUMP_COLUMNS = {"cuda": (("kernels", "PTX kernels"), ("alu_per_value", "ALU per value")),
+                "tpu": (("tpu_cycles", "estimated cycles"),)}
 RECORD_KEYS = ("target", "program", "size", "library", "status", "reason",
-               "compiler_peak_rss_bytes", *MEASUREMENT_KEYS)
+               "compiler_peak_rss_bytes", *MEASUREMENT_KEYS, *DUMP_KEYS)
 ESTIMATE_NOTE = ("XLA's cost analysis (bytes accessed, flops, estimated time) is the compiler's "
                  "estimate, not a measurement, and compile times are on this CPU, so read them "
                  "as ratios.")
@@ -371,14 +378,16 @@ def _failure_reason(exit_code: int, stderr: str) -> str:
     return f"{ended}: {lines[-1].strip()}" if lines else ended
 
 
-def record_for(target: str, task: Task, library: str, outcome: ChildOutcome) -> dict:
-    """The result record of one compile child: its measurements, or why there are none."""
+def record_for(target: str, task: Task, library: str, outcome: ChildOutcome,
+               dumped: Optional[dict] = None) -> dict:
+    """The result record of one compile child: its measurements and what its compiler dumped
+    (``dumped``, :func:`benchmarks._compiler_dumps.dump_counts`), or why there are none."""
     record = dict.fromkeys(RECORD_KEYS)
     record.update(target=target, program=task.program, size=task.size, library=library,
                   status=outcome.status, reason=outcome.reason,
                   compiler_peak_rss_bytes=outcome.peak_rss_bytes)
     if outcome.status == "ok":
-        record.update(json.loads(outcome.stdout.strip().splitlines()[-1]))
+        record.update(json.loads(outcome.stdout.strip().splitlines()[-1]), **(dumped or {}))
     return record
 
 
@@ -401,11 +410,26 @@ def run_target(target: str, tasks, *, timeout_s: float,
             argv = [sys.executable, "-m", "benchmarks.deviceless", "--target", target,
                     "--compile-one", task.program, str(task.size), library]
             outcome = run_child(argv, timeout_s=timeout_s, max_rss_bytes=max_rss_bytes, env=env)
-            record = record_for(target, task, library, outcome)
+            dumped = None
+            if outcome.status == "ok" and task.program not in SITE_PROGRAMS:
+                dumped = compiler_dump_counts(target, argv, timeout_s=timeout_s,
+                                              max_rss_bytes=max_rss_bytes, env=env)
+            record = record_for(target, task, library, outcome, dumped)
             print(json.dumps(record), flush=True)
             print(_progress_line(record, task), file=sys.stderr, flush=True)
             records.append(record)
     return records
+
+
+def compiler_dump_counts(target: str, argv, *, timeout_s: float, max_rss_bytes: Optional[int],
+                         env) -> Optional[dict]:
+    """The same compile again with the compiler's dumps on, read for ``DUMP_KEYS`` (None if it
+    fails). A compile of its own: dumping every kernel's PTX or LLO slows the compiler, so the
+    timed compile dumps nothing."""
+    with tempfile.TemporaryDirectory(prefix="deviceless-dump-") as folder:
+        outcome = run_child(argv, timeout_s=timeout_s, max_rss_bytes=max_rss_bytes,
+                            env=dump_environment(target, pathlib.Path(folder), env))
+        return dump_counts(target, pathlib.Path(folder)) if outcome.status == "ok" else None
 
 
 def _progress_line(record: dict, task: Task) -> str:
@@ -506,11 +530,14 @@ def _target_markdown(target: str, section: dict) -> list[str]:
              f"`{section['command']}`", "",
              "| program | jax.random compile s | jaxpmac compile s | ratio "
              "| fusions (jax / jaxpmac) | bytes accessed (jax / jaxpmac) | bytes ratio "
-             "| temp bytes (jax / jaxpmac) | jaxpmac while / barrier |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| temp bytes (jax / jaxpmac) | jaxpmac while / barrier |"
+             + "".join(f" {title} (jax / jaxpmac) | {title} ratio |"
+                       for _, title in DUMP_COLUMNS[target]),
+             "|---|" + "---:|" * (8 + 2 * len(DUMP_COLUMNS[target]))]
     by_task = _records_by_task(section["records"])
     for task, pair in by_task.items():
-        lines.append(_table_row(task, pair.get("jax.random"), pair.get("jaxpmac")))
+        lines.append(_table_row(task, pair.get("jax.random"), pair.get("jaxpmac"),
+                                dump_keys=[key for key, _ in DUMP_COLUMNS[target]]))
     lines += [""] + _notes(by_task) + [""]
     return lines
 
@@ -525,17 +552,22 @@ def _records_by_task(records: list[dict]) -> dict:
                                                          kv[0].size)))
 
 
-def _table_row(task: Task, jax_record: Optional[dict], jaxpmac_record: Optional[dict]) -> str:
+def _table_row(task: Task, jax_record: Optional[dict], jaxpmac_record: Optional[dict], *,
+               dump_keys=()) -> str:
     def both(key, formatted):
         return f"{formatted(_value(jax_record, key))} / {formatted(_value(jaxpmac_record, key))}"
 
+    def ratio(key):
+        return _ratio(_value(jaxpmac_record, key), _value(jax_record, key))
+
     cells = [task.label, _compile_cell(jax_record), _compile_cell(jaxpmac_record),
-             _ratio(_value(jaxpmac_record, "compile_s"), _value(jax_record, "compile_s")),
+             ratio("compile_s"),
              both("fusions", _text), both("bytes_accessed", _bytes_text),
-             _ratio(_value(jaxpmac_record, "bytes_accessed"), _value(jax_record, "bytes_accessed")),
-             both("temp_bytes", _bytes_text),
+             ratio("bytes_accessed"), both("temp_bytes", _bytes_text),
              f"{_text(_value(jaxpmac_record, 'while_loops'))} / "
              f"{_text(_value(jaxpmac_record, 'stablehlo_barrier'))}"]
+    for key in dump_keys:
+        cells += [both(key, _count_text), ratio(key)]
     return "| " + " | ".join(cells) + " |"
 
 
@@ -572,7 +604,10 @@ def _compile_cell(record: Optional[dict]) -> str:
 
 
 def _ratio(numerator, denominator) -> str:
-    return "-" if numerator is None or not denominator else f"{numerator / denominator:.1f}x"
+    if numerator is None or not denominator:
+        return "-"
+    ratio = numerator / denominator
+    return f"{ratio:.{1 if ratio >= 10 else 2}f}x"
 
 
 def _text(value) -> str:
@@ -581,6 +616,11 @@ def _text(value) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     return str(value)
+
+
+def _count_text(value) -> str:
+    """A count with thousands separated (``650,007``); other numbers as they are."""
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else _text(value)
 
 
 def _bytes_text(n) -> str:

@@ -62,6 +62,8 @@ import tempfile
 import time
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))   # run as a script: benchmarks/ is on the path, not the root
+from benchmarks._compiler_dumps import INSTRUCTION  # noqa: E402
 OUT_FILE = REPO_ROOT / "benchmarks" / "results" / "deviceless" / "float_ops.md"
 SHARED_DESCRIPTION = pathlib.Path("/work/shared/deviceless/h100.pbtxt")
 REPO_DESCRIPTION = REPO_ROOT / "benchmarks" / "deviceless_h100.pbtxt"
@@ -70,8 +72,6 @@ REPO_DESCRIPTION = REPO_ROOT / "benchmarks" / "deviceless_h100.pbtxt"
 FLAGGED = ("approx", "div.full", "fma/mad", "ftz", "directed", "unrounded")
 CONTEXT = ("div.rn", "sqrt.rn", "rcp.rn")
 FLOAT_TYPE = re.compile(r"\.(?:bf16x2|bf16|f16x2|f16|f32|f64)$")
-# An instruction: optional predicate guard, then the opcode with its modifiers.
-INSTRUCTION = re.compile(r"^\s*(?:@!?%\w+\s+)?([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*)\b")
 
 
 def h100_description() -> pathlib.Path:

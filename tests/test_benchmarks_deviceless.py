@@ -157,3 +157,109 @@ def test_measurements_of_a_child_that_finished_are_recorded():
 @pytest.mark.parametrize("n, text", [(2 ** 24, "2**24"), (3000, "3000")])
 def test_sizes_are_written_as_powers_of_two(n, text):
     assert dl.Task("bits", n).label == f"bits {text}"
+
+
+# --------------------------------------------------------------------------------------------
+# What the compilers dump (benchmarks/_compiler_dumps.py), on hand-written dumps
+# --------------------------------------------------------------------------------------------
+
+FAKE_PTX = """
+.version 8.4
+.target sm_90a
+.address_size 64
+
+.visible .entry wide_fusion(
+	.param .u64 .ptr .align 16 wide_fusion_param_0
+)
+.reqntid 128, 1, 1
+{
+	.reg .b32 	%r<9>;
+	.reg .b64 	%rd<9>;
+
+	mov.u32 	%r1, %ctaid.x;
+	ld.param.u64 	%rd1, [wide_fusion_param_0];
+	cvta.to.global.u64 	%rd2, %rd1;
+	add.s64 	%rd3, %rd2, %rd1;
+	shl.b64 	%rd4, %rd3, 13;
+	xor.b32 	%r2, %r1, 5;
+	mul.lo.s64 	%rd5, %rd4, 3;
+	@%p1 bra 	$L__BB0_2;
+	add.rn.f64 	%fd1, %fd2, %fd3;
+$L__BB0_2:
+	// a comment: add.s64 is not counted here
+	st.global.v4.u32 	[%rd5], {%r1, %r2, %r1, %r2};
+	ret;
+
+}
+.visible .entry small_fusion(
+	.param .u64 .ptr .align 16 small_fusion_param_0
+)
+{
+	xor.b32 	%r2, %r1, 5;
+	st.global.u64 	[%rd5], %rd1;
+	ret;
+
+}
+"""
+
+FAKE_HLO = """
+  %small_fusion = u32[2]{0} fusion(u32[] %p), kind=kLoop, calls=%small
+  ROOT %wide.fusion = (u32[4096]{0}, u32[16]{0}) fusion(u32[2]{0} %small_fusion), kind=kLoop
+"""
+
+
+def test_ptx_kernels_count_alu_and_stores():
+    from benchmarks import _compiler_dumps as dumps
+
+    kernels = list(dumps.ptx_kernels(FAKE_PTX))
+    # add.s64 2 + shl.b64 2 + xor.b32 1 + mul.lo.s64 1 + add.rn.f64 1; mov/ld/cvta/bra/st/ret 0.
+    assert kernels == [dumps.Kernel("wide_fusion", alu=7, stored_bytes=16),
+                       dumps.Kernel("small_fusion", alu=1, stored_bytes=8)]
+
+
+def test_main_kernel_is_the_fusion_with_the_most_output_elements(tmp_path):
+    from benchmarks import _compiler_dumps as dumps
+
+    assert dumps.fusion_elements(FAKE_HLO) == {"small_fusion": 2, "wide_fusion": 4096 + 16}
+    (tmp_path / "module_0001.jit_f.ptx").write_text(FAKE_PTX)
+    (tmp_path / "module_0001.jit_f.gpu_after_optimizations.txt").write_text(FAKE_HLO)
+    assert dumps.gpu_kernel_counts(tmp_path) == dict(kernels=2, main_kernel="wide_fusion",
+                                                     alu_per_value=1.8)   # 7 ALU / 4 values
+    assert dumps.dump_counts("cuda", tmp_path / "nothing") == dict(
+        kernels=None, main_kernel=None, alu_per_value=None)
+
+
+def test_tpu_cycles_sum_the_static_profile(tmp_path):
+    from benchmarks import _compiler_dumps as dumps
+
+    assert dumps.tpu_estimated_cycles(tmp_path) is None
+    (tmp_path / "prof").mkdir()
+    (tmp_path / "prof" / "a").write_text('op { hlo_op_name: "fusion.1"\n  estimated_cycles: 1000 }'
+                                         '\nop { hlo_op_name: "fusion.2" estimated_cycles: 20 }')
+    (tmp_path / "prof" / "b").write_text('op { hlo_op_name: "custom-call" estimated_cycles: 3 }')
+    assert dumps.dump_counts("tpu", tmp_path) == dict(tpu_cycles=1023)
+
+
+def test_dump_flags_keep_the_callers_flags(tmp_path):
+    from benchmarks import _compiler_dumps as dumps
+
+    env = dumps.dump_environment("cuda", tmp_path, {"XLA_FLAGS": "--xla_a=1", "HOME": "/h"})
+    assert env == {"XLA_FLAGS": f"--xla_a=1 --xla_dump_to={tmp_path} --xla_dump_emitter_re=.*",
+                   "HOME": "/h"}
+    env = dumps.dump_environment("tpu", tmp_path, {})
+    assert env == {"LIBTPU_INIT_ARGS": f"--xla_jf_dump_to={tmp_path} "
+                                       f"--xla_jf_dump_static_llo_profile_to={tmp_path}/prof"}
+
+
+def test_tables_show_alu_per_value_and_cycles_with_their_ratios():
+    cuda = [fake_record("cuda", BITS, "jax.random", compile_s=0.4, kernels=2, alu_per_value=74.8),
+            fake_record("cuda", BITS, "jaxpmac", compile_s=1.0, kernels=4, alu_per_value=35.2)]
+    tpu = [fake_record("tpu", BITS, "jax.random", compile_s=1.3, tpu_cycles=650_007),
+           fake_record("tpu", BITS, "jaxpmac", compile_s=0.9, tpu_cycles=3_000_797)]
+    text = dl.render_markdown(dl.merge_results({}, {"cuda": fake_section("cuda", cuda),
+                                                    "tpu": fake_section("tpu", tpu)}))
+    cuda_text, tpu_text = text[:text.index("## tpu")], text[text.index("## tpu"):]
+    assert "| PTX kernels (jax / jaxpmac) | PTX kernels ratio | ALU per value" in cuda_text
+    assert "| 2 / 4 | 2.00x | 74.8 / 35.2 | 0.47x |" in cuda_text
+    assert "| 0.40 | 1.00 | 2.50x |" in cuda_text
+    assert "| 650,007 / 3,000,797 | 4.62x |" in tpu_text and "ALU" not in tpu_text
