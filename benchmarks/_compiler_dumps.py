@@ -11,6 +11,10 @@ compiles for a described H100 and TPU v5e on a CPU):
   ``ret``, barriers) as zero, and a 64-bit integer ``add``, ``sub``, ``xor``, ``or``, ``and``,
   ``not``, ``neg`` or shift as two: a GPU runs it on 32-bit registers. A value is 4 bytes that
   the kernel stores to global memory, so a thread that stores a ``v4.u32`` has made 4 values.
+  Where a draw is a kernel of its own and its consumer another (both store as many values), the
+  main kernel is the consumer, so the count over **all kernels** is given too: each kernel's
+  instructions times its threads (its fusion's output bytes over the bytes a thread stores),
+  summed, per value of the main kernel's output.
 - **Estimated TPU cycles**: the sum of ``estimated_cycles`` over the ops of libtpu's static LLO
   profile, written with ``LIBTPU_INIT_ARGS="--xla_jf_dump_to=DIR
   --xla_jf_dump_static_llo_profile_to=DIR/prof"``; fusions and Mosaic (Pallas) kernels alike.
@@ -42,7 +46,7 @@ TWICE_ON_64_BITS = frozenset({"add", "sub", "xor", "or", "and", "not", "neg", "s
 _ENTRY = re.compile(r"\.entry\s+(\w+)\s*\((.*?)\)[^{]*\{(.*?)\n\}", re.S)
 #: A fusion in optimized HLO text, with its result type(s).
 _FUSION = re.compile(r"^\s*(?:ROOT )?%?([\w.\-]+) = (.*?) fusion\(", re.M)
-_ARRAY_TYPE = re.compile(r"\b[a-z]+\d*\[([\d,]*)\]")
+_ARRAY_TYPE = re.compile(r"\b([a-z]+)(\d*)\[([\d,]*)\]")
 _PROFILED_OP = re.compile(r'hlo_op_name: "([^"]+)"\s+estimated_cycles: (\d+)')
 
 
@@ -86,29 +90,39 @@ def _store_bytes(modifiers) -> int:
     return vector * width // 8
 
 
-def fusion_elements(hlo: str) -> dict[str, int]:
-    """Output elements of each fusion in optimized HLO text, by its PTX kernel name."""
-    elements = {}
+def fusion_outputs(hlo: str) -> dict[str, tuple[int, int]]:
+    """``(elements, bytes)`` of each fusion's output in optimized HLO text, by its PTX kernel
+    name (``pred`` is a byte; ``u32`` four)."""
+    outputs = {}
     for fusion in _FUSION.finditer(hlo):
-        count = sum(math.prod(int(d) for d in dims.split(",") if d)
-                    for dims in _ARRAY_TYPE.findall(fusion.group(2)))
-        elements[re.sub(r"[.\-]", "_", fusion.group(1))] = count
-    return elements
+        elements = size = 0
+        for _, bits, dims in _ARRAY_TYPE.findall(fusion.group(2)):
+            count = math.prod(int(d) for d in dims.split(",") if d)
+            elements += count
+            size += count * (int(bits) // 8 if bits else 1)
+        outputs[re.sub(r"[.\-]", "_", fusion.group(1))] = (elements, size)
+    return outputs
 
 
 def gpu_kernel_counts(folder: pathlib.Path) -> Optional[dict]:
-    """``kernels``, ``main_kernel`` and its ``alu_per_value`` from a GPU dump folder; None
-    where it holds no kernel."""
+    """``kernels``, ``main_kernel``, its ``alu_per_value`` and ``alu_per_value_all`` (every
+    kernel's) from a GPU dump folder; None where it holds no kernel."""
     folder = pathlib.Path(folder)
     kernels = [k for path in sorted(folder.rglob("*.ptx")) for k in ptx_kernels(path.read_text())]
     if not kernels:
         return None
-    elements = {}
+    outputs = {}
     for path in sorted(folder.rglob("*after_optimizations.txt")):
-        elements.update(fusion_elements(path.read_text()))
-    main = max(kernels, key=lambda k: (elements.get(k.name, 0), k.stored_bytes, k.alu))
+        outputs.update(fusion_outputs(path.read_text()))
+    main = max(kernels, key=lambda k: (outputs.get(k.name, (0, 0))[0], k.stored_bytes, k.alu))
+    # Threads of a kernel: its output's bytes over what one thread stores (one thread where
+    # either is unknown: the nonce hash's scalar kernels).
+    work = sum(k.alu * max(outputs.get(k.name, (0, 0))[1] // max(k.stored_bytes, 1), 1)
+               for k in kernels)
+    main_values = outputs.get(main.name, (0, 0))[1] / 4
     return dict(kernels=len(kernels), main_kernel=main.name,
-                alu_per_value=round(main.alu / max(main.stored_bytes / 4, 1), 1))
+                alu_per_value=round(main.alu / max(main.stored_bytes / 4, 1), 1),
+                alu_per_value_all=round(work / main_values, 1) if main_values else None)
 
 
 def tpu_estimated_cycles(folder: pathlib.Path) -> Optional[int]:
@@ -136,9 +150,10 @@ def dump_environment(target: str, folder: pathlib.Path,
 
 
 def dump_counts(target: str, folder: pathlib.Path) -> dict:
-    """What ``target``'s dump in ``folder`` tells: ``kernels``, ``main_kernel`` and
-    ``alu_per_value`` (cuda), or ``tpu_cycles`` (tpu); None for what it does not hold."""
+    """What ``target``'s dump in ``folder`` tells: ``kernels``, ``main_kernel``,
+    ``alu_per_value`` and ``alu_per_value_all`` (cuda), or ``tpu_cycles`` (tpu); None for what it
+    does not hold."""
     if target == "cuda":
         return gpu_kernel_counts(folder) or dict(kernels=None, main_kernel=None,
-                                                 alu_per_value=None)
+                                                 alu_per_value=None, alu_per_value_all=None)
     return dict(tpu_cycles=tpu_estimated_cycles(folder))

@@ -101,9 +101,10 @@ MEASUREMENT_KEYS = ("device", "jax_version", "traced_as_backend", "trace_lower_s
                     "output_bytes", "materialises_input_sized_array")
 # Read by this process from the compiler's dump folder (``_compiler_dumps``): cuda's PTX kernels
 # and the main one's ALU instructions per value, the TPU's estimated cycles.
-DUMP_KEYS = ("kernels", "main_kernel", "alu_per_value", "tpu_cycles")
-#: The dump's columns in each target's table: (record key, title).
-DUMP_COLUMNS = {"cuda": (("kernels", "PTX kernels"), ("alu_per_value", "ALU per value")),
+DUMP_KEYS = ("kernels", "main_kernel", "alu_per_value", "alu_per_value_all", "tpu_cycles")
+#: The dump's columns in each target's table: (record key, title), each with its ratio.
+DUMP_COLUMNS = {"cuda": (("alu_per_value", "ALU per value, main kernel"),
+                         ("alu_per_value_all", "ALU per value, all kernels")),
                 "tpu": (("tpu_cycles", "estimated cycles"),)}
 RECORD_KEYS = ("target", "program", "size", "library", "status", "reason",
                "compiler_peak_rss_bytes", *MEASUREMENT_KEYS, *DUMP_KEYS)

@@ -220,13 +220,16 @@ def test_ptx_kernels_count_alu_and_stores():
 def test_main_kernel_is_the_fusion_with_the_most_output_elements(tmp_path):
     from benchmarks import _compiler_dumps as dumps
 
-    assert dumps.fusion_elements(FAKE_HLO) == {"small_fusion": 2, "wide_fusion": 4096 + 16}
+    assert dumps.fusion_outputs(FAKE_HLO) == {"small_fusion": (2, 8),
+                                              "wide_fusion": (4096 + 16, 4 * (4096 + 16))}
     (tmp_path / "module_0001.jit_f.ptx").write_text(FAKE_PTX)
     (tmp_path / "module_0001.jit_f.gpu_after_optimizations.txt").write_text(FAKE_HLO)
-    assert dumps.gpu_kernel_counts(tmp_path) == dict(kernels=2, main_kernel="wide_fusion",
-                                                     alu_per_value=1.8)   # 7 ALU / 4 values
+    # Main: 7 ALU per 4 values. All: 1028 threads x 7 + 1 thread x 1, per 4112 values.
+    assert dumps.gpu_kernel_counts(tmp_path) == dict(
+        kernels=2, main_kernel="wide_fusion", alu_per_value=1.8,
+        alu_per_value_all=round((1028 * 7 + 1) / 4112, 1))
     assert dumps.dump_counts("cuda", tmp_path / "nothing") == dict(
-        kernels=None, main_kernel=None, alu_per_value=None)
+        kernels=None, main_kernel=None, alu_per_value=None, alu_per_value_all=None)
 
 
 def test_tpu_cycles_sum_the_static_profile(tmp_path):
@@ -252,14 +255,18 @@ def test_dump_flags_keep_the_callers_flags(tmp_path):
 
 
 def test_tables_show_alu_per_value_and_cycles_with_their_ratios():
-    cuda = [fake_record("cuda", BITS, "jax.random", compile_s=0.4, kernels=2, alu_per_value=74.8),
-            fake_record("cuda", BITS, "jaxpmac", compile_s=1.0, kernels=4, alu_per_value=35.2)]
+    cuda = [fake_record("cuda", BITS, "jax.random", compile_s=0.4, alu_per_value=74.8,
+                        alu_per_value_all=74.9),
+            fake_record("cuda", BITS, "jaxpmac", compile_s=1.0, alu_per_value=4.0,
+                        alu_per_value_all=46.8)]
     tpu = [fake_record("tpu", BITS, "jax.random", compile_s=1.3, tpu_cycles=650_007),
            fake_record("tpu", BITS, "jaxpmac", compile_s=0.9, tpu_cycles=3_000_797)]
     text = dl.render_markdown(dl.merge_results({}, {"cuda": fake_section("cuda", cuda),
                                                     "tpu": fake_section("tpu", tpu)}))
     cuda_text, tpu_text = text[:text.index("## tpu")], text[text.index("## tpu"):]
-    assert "| PTX kernels (jax / jaxpmac) | PTX kernels ratio | ALU per value" in cuda_text
-    assert "| 2 / 4 | 2.00x | 74.8 / 35.2 | 0.47x |" in cuda_text
+    assert ("| ALU per value, main kernel (jax / jaxpmac) | ALU per value, main kernel ratio "
+            "| ALU per value, all kernels (jax / jaxpmac) | ALU per value, all kernels ratio |"
+            ) in cuda_text
+    assert "| 74.8 / 4.0 | 0.05x | 74.9 / 46.8 | 0.62x |" in cuda_text
     assert "| 0.40 | 1.00 | 2.50x |" in cuda_text
     assert "| 650,007 / 3,000,797 | 4.62x |" in tpu_text and "ALU" not in tpu_text
