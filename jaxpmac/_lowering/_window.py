@@ -69,7 +69,8 @@ def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word,
                                                   out_dtype=out_dtype)
             if not wide and _tpu_kernel.applies(shape, dtype, skip):
                 # A TPU's large uint32 window: one cipher per block, in a kernel.
-                words = _tpu_kernel.stream_window(h, final_tweak, first_block, shape=shape)
+                words = _tpu_kernel.stream_window(h, final_tweak, first_block, shape=shape,
+                                                  skip=skip)
             else:
                 # The stream itself (no word_map: the bits): one cipher per block, see there.
                 words = _elementwise.stream_window(h, final_tweak, first_block, skip,
