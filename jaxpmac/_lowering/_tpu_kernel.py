@@ -47,6 +47,9 @@ TILE_ROWS = (512, 256, 128)              # output rows per grid step, the larges
 #: libtpu's estimated cycles of single draws (benchmarks/README.md, "TPU v5e"): the kernel,
 #: cut, is the cheaper from 512 values up, and about even at 64 (both mostly the nonce hash).
 MIN_ELEMENTS = 1 << 9
+#: Under ``vmap`` the kernel computes at least a whole step (``SUB_ROWS`` lines of 128 values)
+#: for every example: a vmapped window smaller than that stays elementwise.
+MIN_VMAPPED_ELEMENTS = SUB_ROWS * LANES
 # The dynamic words (hash, final tweak, first block) as uint32 halves, one per sublane row of
 # a [16, 128] VMEM input: a vector operand (scalar prefetch into SMEM also works, but libtpu's
 # static profiler cannot estimate its DMA, and the deviceless cycle counts need it).
@@ -80,17 +83,16 @@ def _fits(shape, skip) -> bool:
 def _dynamic_halves(words) -> jax.Array:
     """The dynamic words' ``(hi, lo)`` halves as rows of a ``[16, 128]`` uint32 array (a static
     word's rows are unused zeros)."""
-    # Each half broadcast into its row by a select: one elementwise fusion, where stacking the
-    # halves, padding and broadcasting the column took three (benchmarks/README.md, "TPU v5e").
-    row = lax.broadcasted_iota(jnp.uint32, (_WORD_ROWS, LANES), 0)
-    halves = jnp.zeros((_WORD_ROWS, LANES), jnp.uint32)
-    for k, x in enumerate(words):
-        if w.is_static(x):
-            continue
-        pair = w.to_pair(x)
-        for r, half in ((2 * k, pair.hi), (2 * k + 1, pair.lo)):
-            halves = jnp.where(row == r, jnp.reshape(half, ()).astype(jnp.uint32), halves)
-    return halves
+    # Each half broadcast along its own row, the rows concatenated: libtpu's profile puts a
+    # column of stacked halves broadcast along the lanes at most of a small draw's cycles
+    # (benchmarks/README.md, "TPU v5e").
+    rows = []
+    for x in words:
+        pair = w.to_pair(0 if w.is_static(x) else x)
+        rows += [jnp.broadcast_to(jnp.reshape(half, (1, 1)).astype(jnp.uint32), (1, LANES))
+                 for half in (pair.hi, pair.lo)]
+    rows.append(jnp.zeros((_WORD_ROWS - len(rows), LANES), jnp.uint32))
+    return jnp.concatenate(rows)
 
 
 def _kernel(halves_in, out_ref, values_ref, *, static_words, tile_rows: int, line_blocks: int):

@@ -76,6 +76,21 @@ def test_vmapped_kernel_draws_equal_each_example():
     np.testing.assert_array_equal(got, expected)
 
 
+def test_vmapped_small_draws_equal_each_example_and_stay_elementwise():
+    # Batched, the kernel would compute a whole step (16384 values) for every example.
+    draw = jax.vmap(jax.vmap(lambda i, j: jp.uniform(STATE.split(i, j), (64, 64))))
+    index = jnp.arange(6).reshape(2, 3)
+    expected = np.asarray(draw(index, index))
+    with jp.force_lowering("elementwise_pairs"):
+        got = jax.jit(draw)(index, index)
+    np.testing.assert_array_equal(got, expected)
+    lowered = {shape: jax.jit(jax.vmap(lambda i: jp.uniform(STATE.split(i), shape))).trace(
+        jnp.arange(4)).lower(lowering_platforms=("tpu",)).as_text()
+        for shape in [(64, 64), (128, 128)]}
+    assert "tpu_custom_call" not in lowered[(64, 64)]
+    assert lowered[(128, 128)].count("tpu_custom_call") == 1
+
+
 def _shard_mapped_uniform(check_vma):
     mesh = jax.make_mesh((1,), ("x",))
     return jax.shard_map(
