@@ -13,7 +13,7 @@ a multiple of ``SUB_ROWS`` lines, so no copy follows (a 1-D window is cut into l
 back). Any other window (a small draw, a shape not in whole lines, a window that starts inside
 a block) is cut from a kernel output of whole steps of 128 lines of 128 values, in a copy: on
 TPU v5e (deviceless, libtpu's estimated cycles) that is still cheaper than the elementwise
-lowering from 512 values up, and a program of many small draws compiles in a fraction of the
+lowering, and a program of many small draws compiles in a fraction of the
 time (``benchmarks/README.md``, "TPU v5e"). On a TPU it is a Mosaic kernel; elsewhere (a lowering
 forced on another platform, as the tests do) the same kernel in Pallas' interpret mode.
 Everything in the kernel is uint32 (Mosaic has no 64-bit type): the cipher on ``Pair`` words.
@@ -45,8 +45,9 @@ SUB_ROWS = 128                           # output rows one step computes: a [16,
 TILE_ROWS = (512, 256, 128)              # output rows per grid step, the largest that divides
 #: The smallest window the kernel computes (elements); smaller ones stay elementwise. From
 #: libtpu's estimated cycles of single draws (benchmarks/README.md, "TPU v5e"): the kernel,
-#: cut, is the cheaper from 512 values up, and about even at 64 (both mostly the nonce hash).
-MIN_ELEMENTS = 1 << 9
+#: cut, is the cheaper at every size measured, 64 values the smallest (libtpu's profile has
+#: no estimate for the elementwise form of fewer).
+MIN_ELEMENTS = 1 << 6
 #: Under ``vmap`` the kernel computes at least a whole step (``SUB_ROWS`` lines of 128 values)
 #: for every example: a vmapped window smaller than that stays elementwise.
 MIN_VMAPPED_ELEMENTS = SUB_ROWS * LANES

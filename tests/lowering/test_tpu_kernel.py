@@ -18,8 +18,8 @@ STATE = jp.key(20261126).split_static("tpu kernel")
 # from a longer output (lines not in whole steps, a last axis that is not whole lanes, small
 # draws), and shapes left to the elementwise lowering (fewer than MIN_ELEMENTS elements).
 KERNEL_SHAPES = [(512, 128), (128, 1024), (2, 128, 256), (65536,)]
-CUT_SHAPES = [(65536 + 128,), (1024, 100), (64, 1024), (64, 64), (16, 32), (1000,)]
-ELEMENTWISE_SHAPES = [(8, 8), (_tpu_kernel.MIN_ELEMENTS - 1,)]
+CUT_SHAPES = [(65536 + 128,), (1024, 100), (64, 1024), (64, 64), (16, 32), (1000,), (8, 8)]
+ELEMENTWISE_SHAPES = [(7, 9), (_tpu_kernel.MIN_ELEMENTS - 1,)]
 SAMPLERS = {"bits": jp.bits, "uniform": jp.uniform, "normal": jp.normal,
             "bernoulli": lambda s, shape: jp.bernoulli(s, 0.3, shape)}
 
