@@ -128,7 +128,7 @@ def stream_window(h, final_tweak, first_block, skip, *, shape: tuple[int, ...], 
 #: takes. XLA's GPU backend (H100, deviceless) kept the cipher and the map in one kernel for
 #: maps of 4-465 operations (uniform, laplace, cauchy, exponential, gumbel), and split normal's
 #: 548 into two kernels with the words through memory, where the fused form is one kernel
-#: (benchmarks/README.md, "H100 ALU per value").
+#: (benchmarks/README.md, "2026-11-26 (fourteenth session)").
 MAX_MAPPED_WINDOW_OPS = 512
 
 
@@ -174,7 +174,7 @@ def mapped_window(h, final_tweak, first_block, skip, *, n: int, dtype, word_map:
     x64 = w.x64_enabled()
     words, cut = _window_words(h, final_tweak, first_block, skip, n, per_word)
     with jax.enable_x64(True):
-        parts = [(words >> np.uint64(k * bits)).astype(dtype) for k in range(per_word)]
+        parts = [_part(words, np.uint32(k), bits, dtype) for k in range(per_word)]
     with jax.enable_x64(x64):
         mapped = [word_map(part) for part in parts]
     with jax.enable_x64(True):

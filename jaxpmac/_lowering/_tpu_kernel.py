@@ -41,8 +41,9 @@ SUB_ROWS = 128                           # output rows one step computes: a [16,
 TILE_ROWS = (512, 256, 128)              # output rows per grid step, the largest that divides
 #: The smallest window the kernel computes (elements); smaller ones stay elementwise. Smaller
 #: windows, cut from whole steps, measured cheaper and compiled faster, but a Mosaic call
-#: cannot be in a program lowered for a CPU and a TPU at once (benchmarks/README.md, "TPU v5e":
-#: jax lowers every branch of a platform choice for every platform of the module).
+#: cannot be in a program lowered for a CPU and a TPU at once (jax lowers every branch of a
+#: platform choice for every platform of the module; benchmarks/README.md, "2026-11-26
+#: (fourteenth session)").
 MIN_ELEMENTS = 1 << 16
 # The dynamic words (hash, final tweak, first block) as uint32 halves, one per sublane row of
 # a [16, 128] VMEM input: a vector operand (scalar prefetch into SMEM also works, but libtpu's
@@ -74,7 +75,7 @@ def _dynamic_halves(words) -> jax.Array:
     word's rows are unused zeros)."""
     # Each half broadcast along its own row, the rows concatenated: libtpu's profile puts a
     # column of stacked halves broadcast along the lanes at about 11,000 cycles
-    # (benchmarks/README.md, "TPU v5e").
+    # (benchmarks/README.md, "2026-11-26 (fourteenth session)").
     rows = []
     for x in words:
         pair = w.to_pair(0 if w.is_static(x) else x)
