@@ -119,6 +119,25 @@ def batched_by_lanes(single: Callable, lanes: Callable) -> Callable:
     return batched
 
 
+def vmapped_as(single: Callable, batched: Callable) -> Callable:
+    """``single``, whose ``vmap`` (nested or not, any ``in_axes``) is the ``vmap`` of
+    ``batched``: the same values, computed another way once there are examples.
+
+    Args:
+        single: the unbatched computation: a function of one pytree of arrays.
+        batched: a function equal to ``single``, which is what ``vmap`` batches.
+    """
+    call = custom_vmap(_closing_over_nothing(single))
+
+    @call.def_vmap
+    def rule(axis_size, in_batched, args):
+        (in_batched,) = in_batched
+        in_axes = jax.tree.map(lambda is_batched: 0 if is_batched else None, in_batched)
+        return jax.vmap(batched, in_axes=(in_axes,))(args), True
+
+    return call
+
+
 def buffer_dtype(dtype) -> np.dtype:
     """The element type in which a loop keeps its in-place buffer of ``dtype`` values:
     uint16 for bfloat16, else ``dtype``.

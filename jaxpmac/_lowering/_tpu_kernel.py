@@ -1,4 +1,4 @@
-"""The TPU lowering of a large uint32 window: a Pallas (Mosaic) kernel, one cipher per block.
+"""The TPU lowering of a uint32 window: a Pallas (Mosaic) kernel, one cipher per block.
 
 The elementwise lowering computes a block's cipher once per output element, 8 times per block
 of uint32 on a TPU, because XLA cannot share one block among 8 lanes without materialising it
@@ -8,11 +8,17 @@ of a ``[16, R]`` tile (block ``16 r + j`` of a line at sublane ``j``, lane ``r``
 and one transpose (the TPU's transpose unit) gives ``[R, 128]``: row ``r`` holds blocks
 ``16 r .. 16 r + 15`` in the stream's own order. So the stream's element order is unchanged.
 
-The output is the caller's shape, its last axis a multiple of 128 (lanes) and the others a
-multiple of ``SUB_ROWS`` lines, so no copy follows (a 1-D window is cut into lines and copied
-back). On a TPU it is a Mosaic kernel; elsewhere (a lowering
-forced on another platform, as the tests do) the same kernel in Pallas' interpret mode.
-Everything in the kernel is uint32 (Mosaic has no 64-bit type): the cipher on ``Pair`` words.
+The output is the caller's shape where its last axis is a multiple of 128 (lanes) and the others
+a multiple of ``SUB_ROWS`` lines, so no copy follows (a 1-D window is cut into lines and copied
+back). Any other window (a small draw, a shape not in whole lines, a window that starts inside
+a block) is cut from a kernel output of whole steps of 128 lines of 128 values, in a copy: on
+TPU v5e (deviceless, libtpu's estimated cycles) that is still cheaper than the elementwise
+lowering, and a program of many small draws compiles in a fraction of the
+time (``benchmarks/README.md``, "TPU v5e"). The kernel is a primitive whose lowering jax picks
+per platform: on a TPU a Mosaic kernel; elsewhere (a lowering forced on another platform, as the
+tests do, or a multi-platform export's other programs) the same kernel in Pallas' interpret
+mode. Everything in the kernel is uint32 (Mosaic has no 64-bit type): the cipher on ``Pair``
+words.
 
 XLA's SPMD partitioner cannot split a Mosaic call: a draw sharded over TPUs through this kernel
 is computed whole on every device (the same values; the elementwise lowering is computed where
@@ -25,11 +31,13 @@ import functools
 import math
 
 import jax
+import jax.extend as jex
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
+from jax.interpreters import batching, mlir
 
 from jaxpmac._cipher import _threefish
 from jaxpmac._cipher import _words as w
@@ -39,12 +47,14 @@ BLOCK_VALUES = 8                         # uint32 per Threefish-256 block
 LINE_BLOCKS = LANES // BLOCK_VALUES      # blocks per 128 consecutive values
 SUB_ROWS = 128                           # output rows one step computes: a [16, 128] tile
 TILE_ROWS = (512, 256, 128)              # output rows per grid step, the largest that divides
-#: The smallest window the kernel computes (elements); smaller ones stay elementwise. Smaller
-#: windows, cut from whole steps, measured cheaper and compiled faster, but a Mosaic call
-#: cannot be in a program lowered for a CPU and a TPU at once (jax lowers every branch of a
-#: platform choice for every platform of the module; benchmarks/README.md, "2026-11-26
-#: (fourteenth session)").
-MIN_ELEMENTS = 1 << 16
+#: The smallest window the kernel computes (elements); smaller ones stay elementwise. From
+#: libtpu's estimated cycles of single draws (benchmarks/README.md, "TPU v5e"): the kernel,
+#: cut, is the cheaper at every size measured, 64 values the smallest (libtpu's profile has
+#: no estimate for the elementwise form of fewer).
+MIN_ELEMENTS = 1 << 6
+#: Under ``vmap`` the kernel computes at least a whole step (``SUB_ROWS`` lines of 128 values)
+#: for every example: a vmapped window smaller than that stays elementwise.
+MIN_VMAPPED_ELEMENTS = SUB_ROWS * LANES
 # The dynamic words (hash, final tweak, first block) as uint32 halves, one per sublane row of
 # a [16, 128] VMEM input: a vector operand (scalar prefetch into SMEM also works, but libtpu's
 # static profiler cannot estimate its DMA, and the deviceless cycle counts need it).
@@ -61,10 +71,15 @@ def _lines(shape: tuple[int, ...]) -> tuple[int, int]:
 
 def applies(shape: tuple[int, ...], dtype, skip) -> bool:
     """Whether a window of ``shape`` elements of ``dtype`` from element ``skip`` of its first
-    block is computed by the kernel: uint32, from a block's start, whole steps of lines of
-    128 lanes."""
-    if (jnp.dtype(dtype) != jnp.uint32 or not isinstance(skip, int) or skip != 0
-            or not shape or math.prod(shape) < MIN_ELEMENTS or shape[-1] % LANES):
+    block is computed by the kernel: uint32, a static skip, at least MIN_ELEMENTS."""
+    return (jnp.dtype(dtype) == jnp.uint32 and isinstance(skip, int)
+            and math.prod(shape) >= MIN_ELEMENTS)
+
+
+def _fits(shape, skip) -> bool:
+    """Whether the kernel's output is the window itself: from a block's start, whole steps of
+    lines of 128 lanes."""
+    if skip != 0 or not shape or shape[-1] % LANES:
         return False
     lines, _ = _lines(shape)
     return lines % SUB_ROWS == 0
@@ -74,8 +89,8 @@ def _dynamic_halves(words) -> jax.Array:
     """The dynamic words' ``(hi, lo)`` halves as rows of a ``[16, 128]`` uint32 array (a static
     word's rows are unused zeros)."""
     # Each half broadcast along its own row, the rows concatenated: libtpu's profile puts a
-    # column of stacked halves broadcast along the lanes at about 11,000 cycles
-    # (benchmarks/README.md, "2026-11-26 (fourteenth session)").
+    # column of stacked halves broadcast along the lanes at most of a small draw's cycles
+    # (benchmarks/README.md, "TPU v5e").
     rows = []
     for x in words:
         pair = w.to_pair(0 if w.is_static(x) else x)
@@ -138,16 +153,83 @@ def _call(halves, *, static_words, lines: int, length: int, interpret: bool) -> 
     )(halves)
 
 
-def stream_window(h, final_tweak, first_block, *, shape: tuple[int, ...]) -> jax.Array:
-    """uint32 stream elements ``0 .. prod(shape) - 1`` of the blocks from ``first_block`` of
-    the hash ``(final_tweak, h)``, in ``shape`` (:func:`applies` must hold). Words are static
-    ints or dynamic scalar words (``Pair`` or uint64)."""
+def stream_window(h, final_tweak, first_block, *, shape: tuple[int, ...],
+                  skip: int = 0) -> jax.Array:
+    """uint32 stream elements ``skip .. skip + prod(shape) - 1`` of the blocks from
+    ``first_block`` of the hash ``(final_tweak, h)``, in ``shape`` (:func:`applies` must hold).
+    Words are static ints or dynamic scalar words (``Pair`` or uint64)."""
     words = (*h, final_tweak, first_block)
     static_words = tuple(x if w.is_static(x) else None for x in words)
-    lines, length = _lines(shape)
+    n = math.prod(shape)
+    fits = _fits(shape, skip)
+    if fits:
+        lines, length = _lines(shape)
+    else:
+        step_values = SUB_ROWS * LANES
+        lines, length = -(-(skip + n) // step_values) * SUB_ROWS, LANES
     halves = _dynamic_halves(words)       # in the caller's x64 mode: words may be uint64
-    with jax.enable_x64(False):
-        run = functools.partial(_call, static_words=static_words, lines=lines, length=length)
-        out = lax.platform_dependent(halves, tpu=functools.partial(run, interpret=False),
-                                     default=functools.partial(run, interpret=True))
-    return out.reshape(shape)
+    out = _window_p.bind(halves, static_words=static_words, lines=lines, length=length)
+    if fits:
+        return out.reshape(shape)
+    return lax.slice(out.reshape(-1), (skip,), (skip + n,)).reshape(shape)
+
+
+# The kernel as a primitive of its own, lowered per platform by jax: a Mosaic call on TPUs,
+# Pallas' interpret mode elsewhere. Not ``lax.platform_dependent``: jax lowers each branch of a
+# platform choice for every platform of the module, and Pallas refuses a Mosaic call lowered for
+# a CPU, so a program exported for a CPU and a TPU at once could not hold the kernel; a
+# platform's own lowering rule is lowered for that platform alone. The input is the words'
+# halves, ``[..., 16, 128]``; leading axes (from ``vmap``) are examples, each its own window.
+_window_p = jex.core.Primitive("jaxpmac_tpu_stream_window")
+
+
+@_window_p.def_abstract_eval
+def _window_abstract(halves, *, static_words, lines: int, length: int):
+    del static_words
+    # Its halves' type otherwise (sharding, varying manual axes under shard_map).
+    return halves.update(shape=(*halves.shape[:-2], lines, length))
+
+
+def _window(halves, *, interpret: bool, **params):
+    """The primitive's computation: the kernel, once per example of ``halves``' leading axes."""
+    with jax.enable_x64(False):       # Mosaic has no 64-bit type
+        call = functools.partial(_call, interpret=interpret, **params)
+        for _ in halves.shape[:-2]:
+            call = jax.vmap(call)
+        return call(halves)
+
+
+def _window_rule(*, interpret: bool):
+    def rule(ctx, halves, **params):
+        if interpret:
+            # Pallas' interpreter mixes the kernel's values with device-invariant ones, which
+            # shard_map's check_vma rejects: it gets plain types (a lowering has no use for
+            # them; the primitive's own type carries the varying axes).
+            ctx = ctx.replace(avals_in=[_plain(a) for a in ctx.avals_in],
+                              avals_out=[_plain(a) for a in ctx.avals_out])
+        window = functools.partial(_window, interpret=interpret)
+        return mlir.lower_fun(window, multiple_results=False)(ctx, halves, **params)
+    return rule
+
+
+def _plain(aval):
+    return jax.core.ShapedArray(aval.shape, aval.dtype)
+
+
+mlir.register_lowering(_window_p, _window_rule(interpret=True))
+mlir.register_lowering(_window_p, _window_rule(interpret=False), platform="tpu")
+
+
+@_window_p.def_impl
+def _window_impl(halves, **params):
+    # Run eagerly (``force_lowering`` without ``jit``, ``jax.disable_jit``): the kernel where
+    # the array lives.
+    return _window(halves, interpret=jax.default_backend() != "tpu", **params)
+
+
+def _window_batched(args, dims, **params):
+    (halves,), (dim,) = args, dims
+    return _window_p.bind(jnp.moveaxis(halves, dim, 0), **params), 0
+
+
+batching.primitive_batchers[_window_p] = _window_batched

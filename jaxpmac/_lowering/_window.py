@@ -69,15 +69,26 @@ def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word,
                                                   dtype=dtype, word_map=word_map,
                                                   out_dtype=out_dtype)
             if not wide and _tpu_kernel.applies(shape, dtype, skip):
-                # A TPU's large uint32 window: one cipher per block, in a kernel.
-                words = _tpu_kernel.stream_window(h, final_tweak, first_block, shape=shape)
+                # A TPU's uint32 window: one cipher per block, in a kernel; under vmap, a
+                # small window stays elementwise (the kernel would compute whole steps for
+                # every example).
+                words = (kernel_words if n >= _tpu_kernel.MIN_VMAPPED_ELEMENTS or not dynamic
+                         else _lanes.vmapped_as(kernel_words, stream_words))(dynamic)
             else:
-                # The stream itself (no word_map: the bits): one cipher per block, see there.
-                words = _elementwise.stream_window(h, final_tweak, first_block, skip,
-                                                   shape=shape, dtype=dtype, wide=wide,
-                                                   whole_blocks=word_map is None)
+                words = stream_words(dynamic)
             # Flat like the rolled lowering's; XLA folds this reshape into the caller's.
             return map_words(word_map, words, x64=x64).reshape(n)
+
+        def kernel_words(dynamic):
+            *h, final_tweak, first_block, skip = with_dynamic(values, dynamic)
+            return _tpu_kernel.stream_window(h, final_tweak, first_block, shape=shape, skip=skip)
+
+        def stream_words(dynamic):
+            # The stream itself (no word_map: the bits): one cipher per block, see there.
+            *h, final_tweak, first_block, skip = with_dynamic(values, dynamic)
+            return _elementwise.stream_window(h, final_tweak, first_block, skip, shape=shape,
+                                              dtype=dtype, wide=wide,
+                                              whole_blocks=word_map is None)
         return elementwise_window
 
     return by_platform(dynamic_part(values), rolled=rolled,

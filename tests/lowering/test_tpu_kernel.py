@@ -1,6 +1,7 @@
-"""The TPU's kernel for large uint32 windows (``_lowering._tpu_kernel``): run here in Pallas'
-interpret mode under ``force_lowering("elementwise_pairs")``, it gives the CPU's values; lowered
-for ``tpu`` from this CPU, a draw is one Mosaic call with no loop and no barrier."""
+"""The TPU's kernel for uint32 windows (``_lowering._tpu_kernel``): run here in Pallas'
+interpret mode under ``force_lowering("elementwise_pairs")``, it gives the CPU's values, for
+windows that are its output and for windows cut from it; lowered for ``tpu`` from this CPU, a
+draw is one Mosaic call with no loop and no barrier."""
 
 from __future__ import annotations
 
@@ -13,28 +14,29 @@ import jaxpmac as jp
 from jaxpmac._lowering import _tpu_kernel
 
 STATE = jp.key(20261126).split_static("tpu kernel")
-# Shapes the kernel computes (lines of 128 lanes, at least MIN_ELEMENTS), and ones it leaves
-# to the elementwise lowering (lines not in whole steps; a last axis that is not whole lanes;
-# too few elements).
+# Shapes that are the kernel's output (lines of 128 lanes in whole steps of lines), shapes cut
+# from a longer output (lines not in whole steps, a last axis that is not whole lanes, small
+# draws), and shapes left to the elementwise lowering (fewer than MIN_ELEMENTS elements).
 KERNEL_SHAPES = [(512, 128), (128, 1024), (2, 128, 256), (65536,)]
-ELEMENTWISE_SHAPES = [(65536 + 128,), (1024, 100), (64, 1024), (256, 128)]
+CUT_SHAPES = [(65536 + 128,), (1024, 100), (64, 1024), (64, 64), (16, 32), (1000,), (8, 8)]
+ELEMENTWISE_SHAPES = [(7, 9), (_tpu_kernel.MIN_ELEMENTS - 1,)]
 SAMPLERS = {"bits": jp.bits, "uniform": jp.uniform, "normal": jp.normal,
             "bernoulli": lambda s, shape: jp.bernoulli(s, 0.3, shape)}
 
 
-@pytest.mark.parametrize("shape", KERNEL_SHAPES + ELEMENTWISE_SHAPES)
+@pytest.mark.parametrize("shape", KERNEL_SHAPES + CUT_SHAPES + ELEMENTWISE_SHAPES)
 def test_which_windows_the_kernel_computes(shape):
-    assert _tpu_kernel.applies(shape, jnp.uint32, 0) == (shape in KERNEL_SHAPES)
+    assert _tpu_kernel.applies(shape, jnp.uint32, 0) == (shape not in ELEMENTWISE_SHAPES)
 
 
-def test_only_uint32_windows_from_a_block_start():
+def test_only_uint32_windows_with_a_static_skip():
     assert not _tpu_kernel.applies((512, 128), jnp.uint16, 0)
-    assert not _tpu_kernel.applies((512, 128), jnp.uint32, 3)
+    assert _tpu_kernel.applies((512, 128), jnp.uint32, 3)
     assert not _tpu_kernel.applies((512, 128), jnp.uint32, jnp.int32(0))
 
 
 @pytest.mark.parametrize("x64", [False, True])
-@pytest.mark.parametrize("shape", KERNEL_SHAPES)
+@pytest.mark.parametrize("shape", KERNEL_SHAPES + CUT_SHAPES[:2])
 def test_kernel_draws_equal_the_cpu_draws(shape, x64):
     with jax.enable_x64(x64):
         expected = {name: np.asarray(draw(STATE, shape)) for name, draw in SAMPLERS.items()}
@@ -45,11 +47,21 @@ def test_kernel_draws_equal_the_cpu_draws(shape, x64):
                 np.testing.assert_array_equal(got, expected[name], err_msg=name)
 
 
+@pytest.mark.parametrize("shape", CUT_SHAPES[2:])
+def test_small_and_cut_kernel_draws_equal_the_cpu_draws(shape):
+    expected = {name: np.asarray(draw(STATE, shape)) for name, draw in SAMPLERS.items()}
+    with jp.force_lowering("elementwise_pairs"):
+        for name, draw in SAMPLERS.items():
+            got = jax.jit(lambda state: draw(state, shape))(STATE)
+            np.testing.assert_array_equal(got, expected[name], err_msg=name)
+
+
 def test_kernel_draws_at_later_blocks_and_across_a_32_bit_carry():
-    # A state's second window starts where the first ended; 2**32 - 8 blocks in, the block
-    # counter's low half wraps inside the window.
+    # A state's second window starts where the first ended, also inside a block (3, 5: the
+    # window is cut from the kernel's output); 2**32 - 8 blocks in, the block counter's low
+    # half wraps inside the window.
     shape = (128, 512)
-    for offset in (8 * 65536, 8 * ((1 << 32) - 8)):
+    for offset in (3, 8 * 65536 + 5, 8 * ((1 << 32) - 8)):
         expected = np.asarray(jp.bits(STATE, shape, offset=offset))
         with jp.force_lowering("elementwise_pairs"):
             got = jax.jit(lambda s: jp.bits(s, shape, offset=offset))(STATE)
@@ -64,40 +76,55 @@ def test_vmapped_kernel_draws_equal_each_example():
     np.testing.assert_array_equal(got, expected)
 
 
+def test_vmapped_small_draws_equal_each_example_and_stay_elementwise():
+    # Batched, the kernel would compute a whole step (16384 values) for every example.
+    draw = jax.vmap(jax.vmap(lambda i, j: jp.uniform(STATE.split(i, j), (64, 64))))
+    index = jnp.arange(6).reshape(2, 3)
+    expected = np.asarray(draw(index, index))
+    with jp.force_lowering("elementwise_pairs"):
+        got = jax.jit(draw)(index, index)
+    np.testing.assert_array_equal(got, expected)
+    lowered = {shape: jax.jit(jax.vmap(lambda i: jp.uniform(STATE.split(i), shape))).trace(
+        jnp.arange(4)).lower(lowering_platforms=("tpu",)).as_text()
+        for shape in [(64, 64), (128, 128)]}
+    assert "tpu_custom_call" not in lowered[(64, 64)]
+    assert lowered[(128, 128)].count("tpu_custom_call") == 1
+
+
 def _shard_mapped_uniform(check_vma):
     mesh = jax.make_mesh((1,), ("x",))
     return jax.shard_map(
-        lambda: jp.uniform(STATE.split(jax.lax.axis_index("x")), (1, 512, 128)), mesh=mesh,
+        lambda: jp.uniform(STATE.split(jax.lax.axis_index("x")), (1, 64, 64)), mesh=mesh,
         in_specs=(), out_specs=jax.sharding.PartitionSpec("x"), check_vma=check_vma)
 
 
-def test_kernel_draws_inside_a_shard_map():
-    # Pallas' interpret mode mixes the kernel's varying and device-invariant values, which
-    # check_vma rejects (a limit of the interpreter only: see the next test).
+@pytest.mark.parametrize("check_vma", [False, True])
+def test_kernel_draws_inside_a_shard_map(check_vma):
     with jp.force_lowering("elementwise_pairs"):
-        got = jax.jit(_shard_mapped_uniform(check_vma=False))()
-    np.testing.assert_array_equal(got[0], jp.uniform(STATE.split(0), (512, 128)))
+        got = jax.jit(_shard_mapped_uniform(check_vma=check_vma))()
+    np.testing.assert_array_equal(got[0], jp.uniform(STATE.split(0), (64, 64)))
 
 
-@pytest.mark.parametrize("platforms", [("tpu",), ("cpu",)])
-def test_inside_a_checked_shard_map_a_kernel_sized_draw_lowers(platforms):
-    # The kernel's output varies over the mesh axes as the words do: check_vma accepts it (the
-    # TPU's branch is traced whatever the platform, so a CPU program needs it too).
+@pytest.mark.parametrize("platforms", [("tpu",), ("cpu",), ("cpu", "tpu")])
+def test_inside_a_checked_shard_map_a_draw_lowers(platforms):
+    # The kernel's output varies over the mesh axes as the words do: check_vma accepts it.
     lowered = jax.jit(_shard_mapped_uniform(check_vma=True)).trace().lower(
         lowering_platforms=platforms).as_text()
-    assert lowered.count("tpu_custom_call") == (1 if platforms == ("tpu",) else 0)
+    assert lowered.count("tpu_custom_call") == (1 if "tpu" in platforms else 0)
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="jax lowers every branch of a platform choice for every platform of "
-                          "the module, and Pallas refuses to lower a Mosaic call for a CPU")
-def test_a_kernel_sized_draw_exports_for_a_cpu_and_a_tpu_at_once():
-    jax.export.export(jax.jit(lambda seed: jp.bits(jp.key(seed), (512, 128))),
-                      platforms=["cpu", "tpu"])(jnp.uint32(1))
+@pytest.mark.parametrize("shape", [(512, 128), (64, 64)])
+def test_a_draw_exported_for_a_cpu_and_a_tpu_at_once_runs_here_with_the_cpu_values(shape):
+    # Each platform lowers its own form: the Mosaic call only in the TPU's.
+    exported = jax.export.export(jax.jit(lambda seed: jp.bits(jp.key(seed), shape)),
+                                 platforms=["cpu", "tpu"])(jnp.uint32(1))
+    assert exported.mlir_module().count("tpu_custom_call") == 1
+    np.testing.assert_array_equal(exported.call(jnp.uint32(1)), jp.bits(jp.key(1), shape))
 
 
-def test_lowered_for_tpu_a_draw_is_one_mosaic_call_with_no_loop_or_barrier():
-    lowered = jax.jit(lambda seed: jp.uniform(jp.key(seed), (512, 128))).trace(
+@pytest.mark.parametrize("shape", [(512, 128), (64, 64)])
+def test_lowered_for_tpu_a_draw_is_one_mosaic_call_with_no_loop_or_barrier(shape):
+    lowered = jax.jit(lambda seed: jp.uniform(jp.key(seed), shape)).trace(
         jnp.uint32(1)).lower(lowering_platforms=("tpu",)).as_text()
     assert lowered.count("tpu_custom_call") == 1
     assert "stablehlo.while" not in lowered
