@@ -31,7 +31,7 @@ from jax import lax
 from jaxpmac._cipher import _limbs as limbs
 from jaxpmac._cipher import _threefish
 from jaxpmac._cipher import _words as w
-from jaxpmac._lowering._platform import by_platform
+from jaxpmac._lowering._platform import cpu_barrier
 from jaxpmac._message._state import RNGState
 from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers._correctly_rounded import divide, sqrt
@@ -239,7 +239,7 @@ def uniform(h, lower, upper, *, final_tweak: int) -> jax.Array:
     # On a CPU, ``u`` passes a barrier: vmapped, jax 0.12's XLA (LLVM's loop vectorizer) took
     # 80-100 s to compile the cipher and ``rounded``'s integer minimums in one loop, against
     # 0.5 s apart (benchmarks/README.md, "Compile time of vmapped Hail draws").
-    u = by_platform(u, rolled=lax.optimization_barrier, elementwise=lambda x: x)
+    u = cpu_barrier(u)
     dtype = float_dtype()
     lower, upper = jnp.asarray(lower, dtype), jnp.asarray(upper, dtype)
     # Hail (Java) rounds every product; a fused multiply-add would round once.

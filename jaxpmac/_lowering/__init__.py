@@ -9,8 +9,8 @@ same on every platform, is ``jaxpmac._cipher._stream``.
 """
 
 from jaxpmac._lowering._platform import (DEFAULT_LOWERING, LOWERINGS, PLATFORM_LOWERINGS,
-                                         by_platform, force_lowering, forced_lowering,
-                                         jit_per_lowering)
+                                         by_platform, cpu_barrier, force_lowering,
+                                         forced_lowering, jit_per_lowering)
 
 __all__ = ["DEFAULT_LOWERING", "LOWERINGS", "PLATFORM_LOWERINGS", "by_platform",
-           "force_lowering", "forced_lowering", "jit_per_lowering"]
+           "cpu_barrier", "force_lowering", "forced_lowering", "jit_per_lowering"]

@@ -22,9 +22,8 @@ from __future__ import annotations
 import functools
 
 import jax
-from jax import lax
 
-from jaxpmac._lowering._platform import by_platform
+from jaxpmac._lowering._platform import cpu_barrier
 
 
 def ends_draw(draw):
@@ -41,8 +40,7 @@ def ends_draw(draw):
     def ended(*args, **kwargs):
         result = draw(*args, **kwargs)
         if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(result)):
-            return by_platform(result, rolled=lax.optimization_barrier,
-                               elementwise=lambda x: x)
+            return cpu_barrier(result)
         return result
 
     return ended
@@ -64,4 +62,4 @@ def at_run_time(*values):
         >>> at_run_time(jnp.float32(1.5))
         (Array(1.5, dtype=float32),)
     """
-    return by_platform(values, rolled=lax.optimization_barrier, elementwise=lambda x: x)
+    return cpu_barrier(values)

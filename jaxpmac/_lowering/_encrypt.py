@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import jax
+import jax.numpy as jnp
+
 from jaxpmac._cipher import _threefish
 from jaxpmac._cipher import _words as w
 from jaxpmac._lowering._platform import by_platform, dynamic_part, with_dynamic
@@ -28,6 +31,9 @@ def encrypt_words(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[w
                                             native=native, rounds=rounds, **how)
         return encrypt_dynamic
 
+    shape = jnp.broadcast_shapes(*[w.shape_of(x) for x in words])
+    word = (jax.ShapeDtypeStruct(shape, jnp.uint64) if native
+            else w.Pair(*[jax.ShapeDtypeStruct(shape, jnp.uint32)] * 2))
     return by_platform(dynamic_part(words), rolled=lowered(rolled=True),
                        elementwise=lowered(rolled=False, wide=True),
-                       elementwise_pairs=lowered(rolled=False))
+                       elementwise_pairs=lowered(rolled=False), result=(word,) * len(block))

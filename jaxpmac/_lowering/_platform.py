@@ -1,6 +1,6 @@
 """Which lowering a draw gets: chosen per platform when the program is lowered, or forced.
 
-jaxpmac has two lowerings of its cipher and stream, with the same bits:
+jaxpmac has three lowerings of its cipher and stream, with the same bits:
 
 * ``"rolled"``: the cipher as a loop over rounds, over cache-sized chunks of the stream (XLA's
   CPU backend compiles a long unrolled chain of word operations into slow code);
@@ -12,10 +12,12 @@ jaxpmac has two lowerings of its cipher and stream, with the same bits:
 * ``"elementwise_pairs"``: the same on ``(hi, lo)`` uint32 pairs, for TPUs (XLA emulates
   ``uint64`` there with more operations than the pairs take).
 
-:func:`by_platform` stages both with ``jax.lax.platform_dependent``: JAX keeps only the branch
-of the platform it lowers for (both, selected at compile time, in a multi-platform
-``jax.export``), so a program lowered for ``cuda`` or ``tpu`` from a CPU host gets the
-elementwise lowering. Nothing here reads the process' backend or devices.
+:func:`by_platform` is one primitive whose lowering jax picks per platform, as it does
+``jax.random``'s threefry: only the platform's own branch is traced, when the program is lowered
+(each platform's, in a multi-platform ``jax.export``), so a program lowered for ``cuda`` or
+``tpu`` from a CPU host gets the elementwise lowering, and tracing a draw traces no cipher it
+will not run. Nothing here reads the process' backend or devices while a program is traced (an
+eager call, under ``jax.disable_jit``, runs the branch of the default backend).
 
 :func:`force_lowering` overrides the choice at trace time, so that either lowering can be run
 and tested on any machine.
@@ -29,7 +31,12 @@ import threading
 from typing import Callable, Iterator, Optional, Sequence
 
 import jax
+import jax.extend as jex
+import jax.numpy as jnp
 from jax import lax
+from jax.interpreters import batching, mlir
+
+from jaxpmac._cipher._words import x64_enabled
 
 LOWERINGS = ("rolled", "elementwise", "elementwise_pairs")
 #: The lowering of each platform named here; every other platform (``cuda``, ``rocm``, ...)
@@ -92,21 +99,119 @@ def with_dynamic(values: Sequence, dynamic: dict) -> tuple:
 
 
 def by_platform(*args, rolled: Callable, elementwise: Callable,
-                elementwise_pairs: Callable | None = None):
+                elementwise_pairs: Callable | None = None, result):
     """The branch of the lowering the program runs with, applied to ``args``.
 
     ``rolled`` on CPUs, ``elementwise_pairs`` on TPUs (default: ``elementwise``),
-    ``elementwise`` elsewhere. All must return the same values (pytrees of the same shapes and
-    types). Decided when the program is lowered (``jax.lax.platform_dependent``), unless
-    :func:`force_lowering` is in effect, which picks one at trace time.
+    ``elementwise`` elsewhere. All must return ``result``: a pytree of ``jax.ShapeDtypeStruct``.
+    Decided when the program is lowered: the call is one equation of the jaxpr whose lowering
+    jax picks per platform, so only the platform's own branch is traced, and only when it is
+    lowered (a multi-platform ``jax.export`` lowers each platform's). :func:`force_lowering`
+    picks one at trace time. Not differentiable: for the stream and the cipher, whose inputs
+    are integer words.
     """
     branches = {"rolled": rolled, "elementwise": elementwise,
                 "elementwise_pairs": elementwise_pairs or elementwise}
     name = forced_lowering()
     if name is not None:
         return branches[name](*args)
-    per_platform = {platform: branches[name] for platform, name in PLATFORM_LOWERINGS.items()}
-    return lax.platform_dependent(*args, **per_platform, default=branches[DEFAULT_LOWERING])
+    flat_args, in_tree = jax.tree.flatten(args)
+    flat_result, out_tree = jax.tree.flatten(result)
+    flat_branches = tuple((lowering, _flat(branches[lowering], in_tree, out_tree))
+                          for lowering in LOWERINGS)
+    out = _by_platform_p.bind(
+        *flat_args, branches=flat_branches, x64=x64_enabled(),
+        result=tuple(jax.ShapeDtypeStruct(jnp.shape(r), r.dtype) for r in flat_result))
+    return jax.tree.unflatten(out_tree, out)
+
+
+def _flat(branch: Callable, in_tree, out_tree) -> Callable:
+    def flat(*flat_args):
+        out = branch(*jax.tree.unflatten(in_tree, flat_args))
+        leaves, tree = jax.tree.flatten(out)
+        if tree != out_tree:
+            raise TypeError(f"by_platform: a branch returned {tree}, not {out_tree}")
+        return leaves
+    return flat
+
+
+# A platform choice as one primitive, as jax.random's threefry2x32 is: its abstract value is
+# the stated result, its lowering on each platform that platform's branch, traced only then
+# (``lax.platform_dependent`` traces every branch while the program is traced, and lowers each
+# for every platform of the module). ``branches`` are flat functions, ``(lowering, function)``
+# pairs; ``x64`` the flag they were traced under, restored when they are lowered.
+_by_platform_p = jex.core.Primitive("jaxpmac_by_platform")
+_by_platform_p.multiple_results = True
+
+
+@_by_platform_p.def_abstract_eval
+def _by_platform_abstract(*avals, branches, result, x64):
+    del branches, x64
+    varying = max((a for a in avals if _varying(a)), key=lambda a: len(_varying(a)),
+                  default=None)
+    if varying is None:
+        return [jax.core.ShapedArray(r.shape, r.dtype) for r in result]
+    # Under shard_map, the result varies over the mesh axes its inputs vary over.
+    sharding = jax.sharding.NamedSharding(varying.sharding.mesh, jax.sharding.PartitionSpec())
+    return [varying.update(shape=r.shape, dtype=r.dtype, weak_type=False, sharding=sharding)
+            for r in result]
+
+
+def _varying(aval) -> frozenset:
+    mat = getattr(aval, "manual_axis_type", None)
+    return getattr(mat, "varying", frozenset())
+
+
+def _branch_rule(lowering: str):
+    def rule(ctx, *args, branches, result, x64):
+        branch = dict(branches)[lowering]
+
+        def checked(*flat_args):
+            with jax.enable_x64(x64):
+                out = branch(*flat_args)
+            for got, want in zip(out, result):
+                if (jnp.shape(got), got.dtype) != (want.shape, want.dtype):
+                    raise TypeError(f"by_platform: the {lowering!r} branch returned "
+                                    f"{got.dtype}{list(jnp.shape(got))}, not {want}")
+            return out
+        return mlir.lower_fun(checked, multiple_results=True)(ctx, *args)
+    return rule
+
+
+mlir.register_lowering(_by_platform_p, _branch_rule(DEFAULT_LOWERING))
+for _platform, _lowering in PLATFORM_LOWERINGS.items():
+    mlir.register_lowering(_by_platform_p, _branch_rule(_lowering), platform=_platform)
+
+
+@_by_platform_p.def_impl
+def _by_platform_impl(*args, branches, result, x64):
+    # Run eagerly (``jax.disable_jit``): the branch of the backend the arrays live on.
+    lowering = PLATFORM_LOWERINGS.get(jax.default_backend(), DEFAULT_LOWERING)
+    with jax.enable_x64(x64):
+        return dict(branches)[lowering](*args)
+
+
+def _by_platform_batched(args, dims, *, branches, result, x64):
+    # An argument that is not batched has dimension None (jax's ``not_mapped``).
+    size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
+    vmapped = tuple((lowering, jax.vmap(branch, in_axes=tuple(dims)))
+                    for lowering, branch in branches)
+    out = _by_platform_p.bind(*args, branches=vmapped, x64=x64, result=tuple(
+        jax.ShapeDtypeStruct((size, *r.shape), r.dtype) for r in result))
+    return out, [0] * len(out)
+
+
+batching.primitive_batchers[_by_platform_p] = _by_platform_batched
+
+
+def cpu_barrier(values):
+    """``values`` through an ``optimization_barrier`` on a CPU, as they are elsewhere (a GPU or
+    TPU program holds no barrier): ``jax.lax.platform_dependent``, differentiable, and cheap
+    to trace for every platform. :func:`force_lowering` picks one at trace time."""
+    name = forced_lowering()
+    if name is not None:
+        return lax.optimization_barrier(values) if name == "rolled" else values
+    return lax.platform_dependent(values, cpu=lax.optimization_barrier, default=lambda x: x)
 
 
 def jit_per_lowering(fun: Callable, **jit_options) -> Callable:

@@ -93,7 +93,8 @@ def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word,
 
     return by_platform(dynamic_part(values), rolled=rolled,
                        elementwise=elementwise(wide=True),
-                       elementwise_pairs=elementwise(wide=False))
+                       elementwise_pairs=elementwise(wide=False),
+                       result=jax.ShapeDtypeStruct((n,), mapped_dtype(word_map, dtype, x64=x64)))
 
 
 def counter_stream(h: Sequence[w.Word], final_tweak: int, first_block: w.Word, n_blocks: int,
