@@ -20,7 +20,6 @@ import numpy as np
 from jax import lax
 from jax.extend import random as jex_random
 
-from jaxpmac import _lowering
 from jaxpmac._cipher import _stream
 from jaxpmac._cipher import _words as w
 from jaxpmac._interop import _jax_compat
@@ -129,7 +128,7 @@ def _split_data(data: jax.Array, shape: tuple[int, ...]) -> jax.Array:
     return children.reshape(*shape, *KEY_SHAPE)
 
 
-@partial(_lowering.jit_per_lowering, static_argnums=(1, 2))
+@partial(jax.jit, static_argnums=(1, 2))
 @ends_draw
 def _random_bits_data(data: jax.Array, bit_width: int, shape: tuple[int, ...]) -> jax.Array:
     dtype = jnp.dtype(f"uint{bit_width}")

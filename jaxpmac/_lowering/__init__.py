@@ -10,7 +10,7 @@ same on every platform, is ``jaxpmac._cipher._stream``.
 
 from jaxpmac._lowering._platform import (DEFAULT_LOWERING, LOWERINGS, PLATFORM_LOWERINGS,
                                          by_platform, cpu_barrier, force_lowering,
-                                         forced_lowering, jit_per_lowering)
+                                         forced_lowering)
 
 __all__ = ["DEFAULT_LOWERING", "LOWERINGS", "PLATFORM_LOWERINGS", "by_platform",
-           "cpu_barrier", "force_lowering", "forced_lowering", "jit_per_lowering"]
+           "cpu_barrier", "force_lowering", "forced_lowering"]

@@ -26,9 +26,7 @@ and tested on any machine.
 from __future__ import annotations
 
 import contextlib
-import functools
-import threading
-from typing import Callable, Iterator, Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import jax
 import jax.extend as jex
@@ -44,21 +42,24 @@ LOWERINGS = ("rolled", "elementwise", "elementwise_pairs")
 PLATFORM_LOWERINGS = {"cpu": "rolled", "tpu": "elementwise_pairs"}
 DEFAULT_LOWERING = "elementwise"
 
-_forced = threading.local()
+# The forced lowering, a value jax's caches are keyed by (``jax.make_user_context``): a function
+# jitted outside a ``force_lowering`` block and called inside it is traced again, so the
+# samplers' jitted helpers cannot hand a forced block the trace of another lowering.
+_forced = jax.make_user_context(default_value=None)
 
 
 def forced_lowering() -> Optional[str]:
     """The lowering forced by :func:`force_lowering` in this thread, or None."""
-    return getattr(_forced, "name", None)
+    return _forced.value
 
 
 def force_lowering(name: Optional[str]) -> contextlib.AbstractContextManager:
     """A context in which jaxpmac draws are traced with lowering ``name`` on every platform
     (``None``: each platform's own).
 
-    The choice is made when a draw is traced: a function traced inside the block keeps the
-    lowering it got (``jax.jit`` caches its trace), so trace inside it what should use it.
-    Every lowering gives the same bits; forcing one only changes speed and compile time.
+    The choice is made when a draw is traced, and ``jax.jit`` keys its caches by it: a
+    function traced outside the block is traced again inside it. Every lowering gives the same
+    bits; forcing one only changes speed and compile time.
 
     Args:
         name: ``"rolled"`` (the CPU lowering), ``"elementwise"`` (the GPU lowering),
@@ -74,17 +75,7 @@ def force_lowering(name: Optional[str]) -> contextlib.AbstractContextManager:
     if name is not None and name not in LOWERINGS:
         raise ValueError(f"force_lowering name accepts one of {LOWERINGS} or None, but was "
                          f"given {name!r}")
-    return _forced_as(name)
-
-
-@contextlib.contextmanager
-def _forced_as(name: Optional[str]) -> Iterator[None]:
-    previous = forced_lowering()
-    _forced.name = name
-    try:
-        yield
-    finally:
-        _forced.name = previous
+    return _forced(name)
 
 
 def dynamic_part(values: Sequence) -> dict:
@@ -212,24 +203,3 @@ def cpu_barrier(values):
     if name is not None:
         return lax.optimization_barrier(values) if name == "rolled" else values
     return lax.platform_dependent(values, cpu=lax.optimization_barrier, default=lambda x: x)
-
-
-def jit_per_lowering(fun: Callable, **jit_options) -> Callable:
-    """``jax.jit(fun, **jit_options)`` whose cache is keyed by the forced lowering too.
-
-    Why: :func:`force_lowering` acts at trace time, and ``jax.jit`` caches a trace by function
-    and arguments only, so a jitted helper would otherwise reuse a trace made under another
-    lowering.
-    """
-    def keyed(*args, forced, **kwargs):
-        del forced  # only a cache key
-        return fun(*args, **kwargs)
-
-    static_argnames = (*jit_options.pop("static_argnames", ()), "forced")
-    jitted = jax.jit(keyed, static_argnames=static_argnames, **jit_options)
-
-    @functools.wraps(fun)
-    def call(*args, **kwargs):
-        return jitted(*args, forced=forced_lowering(), **kwargs)
-
-    return call

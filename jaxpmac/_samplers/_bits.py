@@ -9,7 +9,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxpmac import _lowering
 from jaxpmac._cipher import _stream
 from jaxpmac._cipher import _words as w
 from jaxpmac._lowering import _window
@@ -90,7 +89,7 @@ def _offset_blocks(offset, per_block: int):
     return first_block, (offset.lo & np.uint32(per_block - 1)).astype(jnp.int32)
 
 
-@partial(_lowering.jit_per_lowering, static_argnames=("final_tweak", "n", "dtype", "native",
+@partial(jax.jit, static_argnames=("final_tweak", "n", "dtype", "native",
                                                       "static_skip", "word_map", "shape"))
 def _stream_impl(h, first_block, dynamic_skip, *, final_tweak: int, n: int, dtype,
                  native: bool, static_skip: int | None, word_map, shape):

@@ -19,7 +19,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import jaxpmac as jp
-from jaxpmac._lowering import jit_per_lowering
 
 pytestmark = pytest.mark.usefixtures("each_lowering")
 
@@ -35,7 +34,7 @@ def _fold_in_bits(n_uids: int):
         for i in range(n_uids):
             key = jax.random.fold_in(key, uids[i])
         return jax.random.bits(key, (N,), jnp.uint32)
-    return jit_per_lowering(draw)
+    return jax.jit(draw)
 
 
 @property_settings()

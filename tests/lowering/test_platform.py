@@ -104,3 +104,14 @@ def test_a_draw_traces_no_cipher():
     assert "jaxpmac_by_platform" in str(jaxpr)
     assert len(str(jaxpr).splitlines()) < 100, len(str(jaxpr).splitlines())
     assert "scan" not in names and "while" not in names
+
+
+def test_a_draw_traced_before_is_traced_again_under_a_forced_lowering():
+    # jax's caches are keyed by the forced lowering: a sampler's jitted helper traced outside
+    # the block does not hand the block its trace.
+    state = jp.key(7)
+    jp.normal(state, (4,))
+    with jp.force_lowering("elementwise"):
+        jaxpr = jax.make_jaxpr(lambda: jp.normal(state, (4,)))()
+    assert "jaxpmac_by_platform" not in str(jaxpr)
+    assert "jaxpmac_by_platform" in str(jax.make_jaxpr(lambda: jp.normal(state, (4,)))())

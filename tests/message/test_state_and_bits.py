@@ -19,7 +19,6 @@ from conftest import (assert_equal_arrays, label_lists, oracle_bits, property_se
                       word_values)
 from jaxpmac._cipher import _threefish
 from jaxpmac._lowering import _chunks
-from jaxpmac._lowering import jit_per_lowering
 from jaxpmac._samplers import _bits
 
 pytestmark = pytest.mark.usefixtures("each_lowering")
@@ -107,7 +106,7 @@ def _mixed(traced):
     return [traced[v] if kind == "t" else v for kind, v in MIXED_PATTERN]
 
 
-@jit_per_lowering
+@jax.jit
 def _traced_program(seeds, signed_seeds, messages_by_length, mixed):
     """Draws for a batch of traced seeds and messages (vmapped), one compilation for all."""
     def one(seed, signed_seed, by_length, mixed_words):
@@ -167,7 +166,7 @@ def test_traced_nonce_alone():
 
 
 # -- traced 64-bit words (x64 on: the native uint64 cipher) ----------------------------------------
-@jit_per_lowering
+@jax.jit
 def _traced_program_x64(seeds, messages):
     def one(seed, message):
         state = _state(seed, TRACED_LABELS, [message])
