@@ -8,9 +8,10 @@ blocks are encrypted the same way (:mod:`._encrypt`). The stream itself, the
 same on every platform, is ``jaxpmac._cipher._stream``.
 """
 
-from jaxpmac._lowering._platform import (DEFAULT_LOWERING, LOWERINGS, PLATFORM_LOWERINGS,
-                                         by_platform, cpu_barrier, force_lowering,
-                                         forced_lowering)
+from jaxpmac._lowering._platform import (DEFAULT_LOWERING, FORCIBLE_LOWERINGS, KERNEL_LOWERING,
+                                         LOWERINGS, PLATFORM_LOWERINGS, by_platform,
+                                         cpu_barrier, force_lowering, forced_lowering)
 
-__all__ = ["DEFAULT_LOWERING", "LOWERINGS", "PLATFORM_LOWERINGS", "by_platform",
-           "cpu_barrier", "force_lowering", "forced_lowering"]
+__all__ = ["DEFAULT_LOWERING", "FORCIBLE_LOWERINGS", "KERNEL_LOWERING", "LOWERINGS",
+           "PLATFORM_LOWERINGS", "by_platform", "cpu_barrier", "force_lowering",
+           "forced_lowering"]

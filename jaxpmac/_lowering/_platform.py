@@ -40,6 +40,12 @@ LOWERINGS = ("rolled", "elementwise", "elementwise_pairs")
 #: The lowering of each platform named here; every other platform (``cuda``, ``rocm``, ...)
 #: gets :data:`DEFAULT_LOWERING`.
 PLATFORM_LOWERINGS = {"cpu": "rolled", "tpu": "elementwise_pairs"}
+#: The lowering of a draw traced inside a Pallas kernel body, asked for with
+#: ``force_lowering(KERNEL_LOWERING)`` (docs/kernels.md): ``elementwise_pairs`` with nothing a
+#: kernel cannot hold (no platform choice, no Pallas call of its own, no barrier, the
+#: backend's own division and square root). Never chosen by a platform.
+KERNEL_LOWERING = "kernel"
+FORCIBLE_LOWERINGS = (*LOWERINGS, KERNEL_LOWERING)
 DEFAULT_LOWERING = "elementwise"
 
 # The forced lowering, a value jax's caches are keyed by (``jax.make_user_context``): a function
@@ -63,7 +69,8 @@ def force_lowering(name: Optional[str]) -> contextlib.AbstractContextManager:
 
     Args:
         name: ``"rolled"`` (the CPU lowering), ``"elementwise"`` (the GPU lowering),
-            ``"elementwise_pairs"`` (the TPU lowering) or None.
+            ``"elementwise_pairs"`` (the TPU lowering), ``"kernel"`` (for draws traced inside
+            a Pallas kernel body: docs/kernels.md) or None.
 
     Example:
         >>> import jax, jaxpmac as jp
@@ -72,9 +79,9 @@ def force_lowering(name: Optional[str]) -> contextlib.AbstractContextManager:
         >>> bool((x == jp.bits(jp.key(1), (4,))).all())
         True
     """
-    if name is not None and name not in LOWERINGS:
-        raise ValueError(f"force_lowering name accepts one of {LOWERINGS} or None, but was "
-                         f"given {name!r}")
+    if name is not None and name not in FORCIBLE_LOWERINGS:
+        raise ValueError(f"force_lowering name accepts one of {FORCIBLE_LOWERINGS} or None, "
+                         f"but was given {name!r}")
     return _forced(name)
 
 
@@ -90,11 +97,12 @@ def with_dynamic(values: Sequence, dynamic: dict) -> tuple:
 
 
 def by_platform(*args, rolled: Callable, elementwise: Callable,
-                elementwise_pairs: Callable | None = None, result):
+                elementwise_pairs: Callable | None = None, kernel: Callable | None = None,
+                result):
     """The branch of the lowering the program runs with, applied to ``args``.
 
     ``rolled`` on CPUs, ``elementwise_pairs`` on TPUs (default: ``elementwise``),
-    ``elementwise`` elsewhere. All must return ``result``: a pytree of ``jax.ShapeDtypeStruct``.
+    ``elementwise`` elsewhere; ``kernel`` (default: ``elementwise_pairs``) only where forced. All must return ``result``: a pytree of ``jax.ShapeDtypeStruct``.
     Decided when the program is lowered: the call is one equation of the jaxpr whose lowering
     jax picks per platform, so only the platform's own branch is traced, and only when it is
     lowered (a multi-platform ``jax.export`` lowers each platform's). :func:`force_lowering`
@@ -103,6 +111,7 @@ def by_platform(*args, rolled: Callable, elementwise: Callable,
     """
     branches = {"rolled": rolled, "elementwise": elementwise,
                 "elementwise_pairs": elementwise_pairs or elementwise}
+    branches[KERNEL_LOWERING] = kernel or branches["elementwise_pairs"]
     name = forced_lowering()
     if name is not None:
         return branches[name](*args)

@@ -58,7 +58,7 @@ def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word,
     def rolled(dynamic):
         return _lanes.batched_by_lanes(one, lanes)(dynamic) if dynamic else one(dynamic)
 
-    def elementwise(*, wide):
+    def elementwise(*, wide, in_kernel=False):
         def elementwise_window(dynamic):
             *h, final_tweak, first_block, skip = with_dynamic(values, dynamic)
             out_dtype = mapped_dtype(word_map, dtype, x64=x64)
@@ -68,7 +68,7 @@ def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word,
                 return _elementwise.mapped_window(h, final_tweak, first_block, skip, n=n,
                                                   dtype=dtype, word_map=word_map,
                                                   out_dtype=out_dtype)
-            if not wide and _tpu_kernel.applies(shape, dtype, skip):
+            if not wide and not in_kernel and _tpu_kernel.applies(shape, dtype, skip):
                 # A TPU's uint32 window: one cipher per block, in a kernel; under vmap, a
                 # small window stays elementwise (the kernel would compute whole steps for
                 # every example).
@@ -94,6 +94,7 @@ def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word,
     return by_platform(dynamic_part(values), rolled=rolled,
                        elementwise=elementwise(wide=True),
                        elementwise_pairs=elementwise(wide=False),
+                       kernel=elementwise(wide=False, in_kernel=True),
                        result=jax.ShapeDtypeStruct((n,), mapped_dtype(word_map, dtype, x64=x64)))
 
 

@@ -35,6 +35,7 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 from jax.extend.core import Primitive
 from jax.extend.mlir import ir
 from jax.extend.mlir.dialects import stablehlo as hlo
@@ -52,6 +53,12 @@ def _via_float64() -> bool:
     """Whether a draw traced now takes the float64 form on every platform (forced), rather than
     where :data:`APPROXIMATE_PLATFORMS` need it."""
     return _platform.forced_lowering() == "elementwise"
+
+
+def _in_kernel() -> bool:
+    """Whether a draw is traced in a kernel (``force_lowering("kernel")``): the backend's own
+    operations, as a TPU's XLA program has them (a kernel cannot hold these primitives)."""
+    return _platform.forced_lowering() == _platform.KERNEL_LOWERING
 
 
 def divide(x, y) -> jax.Array:
@@ -78,12 +85,16 @@ def divide(x, y) -> jax.Array:
     shape = jnp.broadcast_shapes(x.shape, y.shape)
     if y.shape != shape or constant:
         return _times_reciprocal(x, y, via_float64=_via_float64())
+    if _in_kernel():
+        return lax.div(jnp.broadcast_to(x, shape), y)
     return divide_p.bind(jnp.broadcast_to(x, shape), y, via_float64=_via_float64())
 
 
 def _times_reciprocal(x, y, *, via_float64: bool) -> jax.Array:
     """``x * (1 / y)``, the division correctly rounded: what XLA's CPU compiler computes for a
     division by a broadcast or a constant."""
+    if _in_kernel():
+        return x * lax.div(jnp.ones_like(y), y)
     return x * divide_p.bind(jnp.ones_like(y), y, via_float64=via_float64)
 
 
@@ -96,6 +107,8 @@ def sqrt(x) -> jax.Array:
         2.0
     """
     x = jnp.asarray(x)
+    if _in_kernel():
+        return lax.sqrt(x.astype(jnp.result_type(x, 1.0)))
     return sqrt_p.bind(x.astype(jnp.result_type(x, 1.0)), via_float64=_via_float64())
 
 

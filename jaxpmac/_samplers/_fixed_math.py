@@ -39,6 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxpmac._lowering import _platform
 from jaxpmac._samplers._correctly_rounded import divide, identity_caps
 
 
@@ -79,6 +80,12 @@ def rounded(value: jax.Array) -> jax.Array:
     signed_cap, unsigned_cap = identity_caps(value.dtype)
     bits = lax.bitcast_convert_type(value, signed)
     bits = jnp.minimum(bits, np.array(signed_cap, signed))
+    if _platform.forced_lowering() == _platform.KERNEL_LOWERING:
+        # Mosaic (TPU kernels) has no unsigned vector minimum: the signed minimum of the
+        # values with their top bit flipped is the same.
+        top = np.array(1 << (width - 1), unsigned).view(signed)
+        bits = jnp.minimum(bits ^ top, np.array(unsigned_cap, unsigned).view(signed) ^ top) ^ top
+        return lax.bitcast_convert_type(bits, value.dtype)
     bits = jnp.minimum(lax.bitcast_convert_type(bits, unsigned), np.array(unsigned_cap, unsigned))
     return lax.bitcast_convert_type(bits, value.dtype)
 

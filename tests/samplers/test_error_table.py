@@ -649,8 +649,8 @@ ROWS = [
             "but was given array of dtype int32 and shape (2, 2)")),
     *_rows("force_lowering",
            ("unknown lowering", 'jp.force_lowering("gpu")', ValueError,
-            "force_lowering name accepts one of ('rolled', 'elementwise', 'elementwise_pairs') "
-            "or None, but was given 'gpu'")),
+            "force_lowering name accepts one of ('rolled', 'elementwise', 'elementwise_pairs', "
+            "'kernel') or None, but was given 'gpu'")),
     # -- randomized, draw_sites, jaxpmac.rand ----------------------------------------------
     *_rows("randomized",
            ("not callable", "jp.randomized(3)", TypeError,

@@ -1,0 +1,108 @@
+"""Draws inside Pallas kernels (``force_lowering("kernel")``): the values of the same draw
+outside any kernel, here in Pallas' interpret mode; lowered for a TPU (Mosaic) from this CPU,
+no equation that Mosaic cannot lower."""
+
+from __future__ import annotations
+
+import pathlib
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.experimental import pallas as pl
+
+import jaxpmac as jp
+
+TILE = (8, 128)
+TILES = 4
+STATE = jp.key(20261126).split_static("kernel draws")
+# The samplers a kernel can draw from (each tile its own stream: ``split(program_id)``).
+SAMPLERS = {
+    "bits": lambda s: jp.bits(s, TILE),
+    "uniform": lambda s: jp.uniform(s, TILE),
+    "uniform_bounds": lambda s: jp.uniform(s, TILE, minval=-2.0, maxval=3.0),
+    "normal": lambda s: jp.normal(s, TILE),
+    "bernoulli": lambda s: jp.bernoulli(s, 0.3, TILE).astype(jnp.int32),
+    "exponential": lambda s: jp.exponential(s, TILE),
+    "gumbel": lambda s: jp.gumbel(s, TILE),
+    "truncated_normal": lambda s: jp.truncated_normal(s, -1.0, 2.0, TILE),
+}
+
+
+def _kernel_call(draw, *, interpret: bool):
+    """A kernel whose tile ``i`` writes ``draw(i)``, traced with the kernel lowering."""
+    out_dtype = jax.eval_shape(lambda: draw(0)).dtype
+
+    def body(out_ref):
+        with jp.force_lowering("kernel"):
+            out_ref[...] = draw(pl.program_id(0))
+
+    return pl.pallas_call(
+        body, grid=(TILES,),
+        out_shape=jax.ShapeDtypeStruct((TILES * TILE[0], TILE[1]), out_dtype),
+        out_specs=pl.BlockSpec(TILE, lambda i: (i, 0)), interpret=interpret)
+
+
+def _outside(draw) -> np.ndarray:
+    return np.concatenate([np.asarray(draw(i)) for i in range(TILES)])
+
+
+@pytest.mark.parametrize("name", SAMPLERS)
+def test_a_tiles_own_stream_in_a_kernel_equals_the_draw_outside(name):
+    def draw(i):
+        return SAMPLERS[name](STATE.split(i))
+    got = jax.jit(_kernel_call(draw, interpret=True))()
+    np.testing.assert_array_equal(got, _outside(draw))
+
+
+def test_a_tiles_slice_of_one_stream_in_a_kernel_equals_the_draw_outside():
+    values = TILE[0] * TILE[1]
+
+    def draw(i):
+        return jp.bits(STATE, TILE, offset=i * values)
+    got = jax.jit(_kernel_call(draw, interpret=True))()
+    np.testing.assert_array_equal(got, np.asarray(jp.bits(STATE, (TILES * values,))).reshape(
+        TILES * TILE[0], TILE[1]))
+
+
+@pytest.mark.parametrize("name", SAMPLERS)
+def test_lowered_for_a_tpu_a_kernel_draw_is_one_mosaic_call(name):
+    # Mosaic lowers every equation here (its compile, libtpu's, is checked deviceless:
+    # docs/kernels.md).
+    def draw(i):
+        return SAMPLERS[name](STATE.split(i))
+    lowered = jax.jit(_kernel_call(draw, interpret=False)).trace().lower(
+        lowering_platforms=("tpu",)).as_text()
+    assert lowered.count("tpu_custom_call") == 1
+
+
+def test_outside_a_kernel_the_kernel_lowering_gives_the_same_values():
+    with jp.force_lowering("kernel"):
+        got = {name: np.asarray(jax.jit(draw)(STATE)) for name, draw in SAMPLERS.items()}
+    for name, draw in SAMPLERS.items():
+        np.testing.assert_array_equal(got[name], draw(STATE), err_msg=name)
+
+
+def _docs_example(*, interpret: bool) -> dict:
+    """The dropout kernel of docs/kernels.md, run as its text stands (``interpret=True`` added
+    to run it on this CPU)."""
+    text = (pathlib.Path(__file__).parents[2] / "docs" / "kernels.md").read_text()
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    call = "out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)))(x)"
+    assert call in code
+    namespace = {}
+    exec(code.replace(call, call[:-4] + f", interpret={interpret})(x)"), namespace)
+    return namespace
+
+
+def test_the_docs_example_masks_each_tile_as_bernoulli_outside():
+    example = _docs_example(interpret=True)
+    x = jnp.ones((32, 128), jnp.float32)
+    got = jax.jit(example["dropout"])(x)
+    keep = np.concatenate([np.asarray(jp.bernoulli(example["state"].split(i), 0.9, (8, 128)))
+                           for i in range(4)])
+    np.testing.assert_array_equal(got, np.where(keep, np.float32(1) / np.float32(0.9), 0))
+    lowered = jax.jit(_docs_example(interpret=False)["dropout"]).trace(x).lower(
+        lowering_platforms=("tpu",)).as_text()
+    assert lowered.count("tpu_custom_call") == 1
