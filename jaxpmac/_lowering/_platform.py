@@ -12,6 +12,9 @@ jaxpmac has three lowerings of its cipher and stream, with the same bits:
 * ``"elementwise_pairs"``: the same on ``(hi, lo)`` uint32 pairs, for TPUs (XLA emulates
   ``uint64`` there with more operations than the pairs take).
 
+and a fourth that no platform gets, only :func:`force_lowering`: ``"kernel"``, for draws traced
+inside a Pallas kernel body (:data:`KERNEL_LOWERING`).
+
 :func:`by_platform` is one primitive whose lowering jax picks per platform, as it does
 ``jax.random``'s threefry: only the platform's own branch is traced, when the program is lowered
 (each platform's, in a multi-platform ``jax.export``), so a program lowered for ``cuda`` or
@@ -102,7 +105,8 @@ def by_platform(*args, rolled: Callable, elementwise: Callable,
     """The branch of the lowering the program runs with, applied to ``args``.
 
     ``rolled`` on CPUs, ``elementwise_pairs`` on TPUs (default: ``elementwise``),
-    ``elementwise`` elsewhere; ``kernel`` (default: ``elementwise_pairs``) only where forced. All must return ``result``: a pytree of ``jax.ShapeDtypeStruct``.
+    ``elementwise`` elsewhere; ``kernel`` (default: ``elementwise_pairs``) only where forced.
+    All must return ``result``: a pytree of ``jax.ShapeDtypeStruct``.
     Decided when the program is lowered: the call is one equation of the jaxpr whose lowering
     jax picks per platform, so only the platform's own branch is traced, and only when it is
     lowered (a multi-platform ``jax.export`` lowers each platform's). :func:`force_lowering`
