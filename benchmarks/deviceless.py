@@ -44,8 +44,9 @@ CUDA 12.8, cuDNN 9.7), the device facts the compiler would otherwise query from 
 Code that picks a lowering at trace time from ``jax.default_backend()`` (jaxpmac up to commit
 68ab9e5) would see the host's CPU here, so while tracing ``jax.default_backend()`` reports the
 target's platform (``tpu`` or ``gpu``): jaxpmac then traces the program it would trace on the
-accelerator. A choice made with ``lax.platform_dependent`` follows ``lowering_platforms`` and
-needs none of this; ``jax.random`` consults neither. Each target's results name the jaxpmac
+accelerator. A choice made by a primitive's per-platform lowering rules (jaxpmac's
+``by_platform``) or ``lax.platform_dependent`` follows ``lowering_platforms`` and needs none of
+this; ``jax.random`` consults neither. Each target's results name the jaxpmac
 revision compiled (the commit, and whether ``jaxpmac/`` had uncommitted changes).
 """
 
