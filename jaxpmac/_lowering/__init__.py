@@ -10,8 +10,9 @@ same on every platform, is ``jaxpmac._cipher._stream``.
 
 from jaxpmac._lowering._platform import (DEFAULT_LOWERING, FORCIBLE_LOWERINGS, KERNEL_LOWERING,
                                          LOWERINGS, PLATFORM_LOWERINGS, by_platform,
-                                         cpu_barrier, force_lowering, forced_lowering)
+                                         cpu_barrier, force_lowering, forced_lowering,
+                                         in_kernel)
 
 __all__ = ["DEFAULT_LOWERING", "FORCIBLE_LOWERINGS", "KERNEL_LOWERING", "LOWERINGS",
            "PLATFORM_LOWERINGS", "by_platform", "cpu_barrier", "force_lowering",
-           "forced_lowering"]
+           "forced_lowering", "in_kernel"]

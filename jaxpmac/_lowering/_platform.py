@@ -62,6 +62,12 @@ def forced_lowering() -> Optional[str]:
     return _forced.value
 
 
+def in_kernel() -> bool:
+    """Whether draws are traced for inside a Pallas kernel body (``force_lowering("kernel")``),
+    where only operations the kernel's backend lowers may appear."""
+    return forced_lowering() == KERNEL_LOWERING
+
+
 def force_lowering(name: Optional[str]) -> contextlib.AbstractContextManager:
     """A context in which jaxpmac draws are traced with lowering ``name`` on every platform
     (``None``: each platform's own).
@@ -113,9 +119,10 @@ def by_platform(*args, rolled: Callable, elementwise: Callable,
     picks one at trace time. Not differentiable: for the stream and the cipher, whose inputs
     are integer words.
     """
+    elementwise_pairs = elementwise_pairs or elementwise
     branches = {"rolled": rolled, "elementwise": elementwise,
-                "elementwise_pairs": elementwise_pairs or elementwise}
-    branches[KERNEL_LOWERING] = kernel or branches["elementwise_pairs"]
+                "elementwise_pairs": elementwise_pairs,
+                KERNEL_LOWERING: kernel or elementwise_pairs}
     name = forced_lowering()
     if name is not None:
         return branches[name](*args)

@@ -16,7 +16,8 @@ import jax.numpy as jnp
 from jaxpmac._cipher import _words as w
 from jaxpmac._cipher._stream import elements_per_block, map_words, mapped_dtype
 from jaxpmac._lowering import _chunks, _elementwise, _lanes, _stream_lanes, _tpu_kernel
-from jaxpmac._lowering._platform import by_platform, dynamic_part, with_dynamic
+from jaxpmac._lowering._platform import (KERNEL_LOWERING, by_platform, dynamic_part,
+                                         with_dynamic)
 
 def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word, skip,
                   n: int, n_blocks: int, dtype, *, native: bool, word_map=None,
@@ -41,8 +42,9 @@ def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word,
     """
     x64 = w.x64_enabled()
     shape = (n,) if shape is None else tuple(shape)
+    out_dtype = mapped_dtype(word_map, dtype, x64=x64)
     if n == 0:
-        return jnp.zeros((0,), mapped_dtype(word_map, dtype, x64=x64))
+        return jnp.zeros((0,), out_dtype)
     values = (*h, final_tweak, first_block, skip)
     window = dict(n=n, n_blocks=n_blocks, dtype=dtype, word_map=word_map, x64=x64)
 
@@ -58,17 +60,19 @@ def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word,
     def rolled(dynamic):
         return _lanes.batched_by_lanes(one, lanes)(dynamic) if dynamic else one(dynamic)
 
-    def elementwise(*, wide, in_kernel=False):
+    def elementwise(lowering: str):
+        # On uint64 words for GPUs; on uint32 pairs for TPUs and inside kernels.
+        wide = lowering == "elementwise"
+
         def elementwise_window(dynamic):
             *h, final_tweak, first_block, skip = with_dynamic(values, dynamic)
-            out_dtype = mapped_dtype(word_map, dtype, x64=x64)
             if (wide and word_map is not None
                     and _elementwise.maps_words(word_map, dtype, out_dtype)):
                 # A GPU's mapped window: one cipher per block, its words mapped where they are.
                 return _elementwise.mapped_window(h, final_tweak, first_block, skip, n=n,
                                                   dtype=dtype, word_map=word_map,
                                                   out_dtype=out_dtype)
-            if not wide and not in_kernel and _tpu_kernel.applies(shape, dtype, skip):
+            if lowering == "elementwise_pairs" and _tpu_kernel.applies(shape, dtype, skip):
                 # A TPU's uint32 window: one cipher per block, in a kernel; under vmap, a
                 # small window stays elementwise (the kernel would compute whole steps for
                 # every example).
@@ -92,10 +96,10 @@ def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word,
         return elementwise_window
 
     return by_platform(dynamic_part(values), rolled=rolled,
-                       elementwise=elementwise(wide=True),
-                       elementwise_pairs=elementwise(wide=False),
-                       kernel=elementwise(wide=False, in_kernel=True),
-                       result=jax.ShapeDtypeStruct((n,), mapped_dtype(word_map, dtype, x64=x64)))
+                       elementwise=elementwise("elementwise"),
+                       elementwise_pairs=elementwise("elementwise_pairs"),
+                       kernel=elementwise(KERNEL_LOWERING),
+                       result=jax.ShapeDtypeStruct((n,), out_dtype))
 
 
 def counter_stream(h: Sequence[w.Word], final_tweak: int, first_block: w.Word, n_blocks: int,

@@ -89,8 +89,8 @@ def _offset_blocks(offset, per_block: int):
     return first_block, (offset.lo & np.uint32(per_block - 1)).astype(jnp.int32)
 
 
-@partial(jax.jit, static_argnames=("final_tweak", "n", "dtype", "native",
-                                                      "static_skip", "word_map", "shape"))
+@partial(jax.jit, static_argnames=("final_tweak", "n", "dtype", "native", "static_skip",
+                                   "word_map", "shape"))
 def _stream_impl(h, first_block, dynamic_skip, *, final_tweak: int, n: int, dtype,
                  native: bool, static_skip: int | None, word_map, shape):
     # The hash and block index arrive as arguments, not constants, so that eager draws from

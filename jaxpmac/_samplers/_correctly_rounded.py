@@ -55,12 +55,6 @@ def _via_float64() -> bool:
     return _platform.forced_lowering() == "elementwise"
 
 
-def _in_kernel() -> bool:
-    """Whether a draw is traced in a kernel (``force_lowering("kernel")``): the backend's own
-    operations, as a TPU's XLA program has them (a kernel cannot hold these primitives)."""
-    return _platform.forced_lowering() == _platform.KERNEL_LOWERING
-
-
 def divide(x, y) -> jax.Array:
     """``x / y``, correctly rounded on every platform (floats; dtypes promoted as by ``/``).
 
@@ -85,17 +79,13 @@ def divide(x, y) -> jax.Array:
     shape = jnp.broadcast_shapes(x.shape, y.shape)
     if y.shape != shape or constant:
         return _times_reciprocal(x, y, via_float64=_via_float64())
-    if _in_kernel():
-        return lax.div(jnp.broadcast_to(x, shape), y)
-    return divide_p.bind(jnp.broadcast_to(x, shape), y, via_float64=_via_float64())
+    return _applied(divide_p, jnp.broadcast_to(x, shape), y, via_float64=_via_float64())
 
 
 def _times_reciprocal(x, y, *, via_float64: bool) -> jax.Array:
     """``x * (1 / y)``, the division correctly rounded: what XLA's CPU compiler computes for a
     division by a broadcast or a constant."""
-    if _in_kernel():
-        return x * lax.div(jnp.ones_like(y), y)
-    return x * divide_p.bind(jnp.ones_like(y), y, via_float64=via_float64)
+    return x * _applied(divide_p, jnp.ones_like(y), y, via_float64=via_float64)
 
 
 def sqrt(x) -> jax.Array:
@@ -107,9 +97,7 @@ def sqrt(x) -> jax.Array:
         2.0
     """
     x = jnp.asarray(x)
-    if _in_kernel():
-        return lax.sqrt(x.astype(jnp.result_type(x, 1.0)))
-    return sqrt_p.bind(x.astype(jnp.result_type(x, 1.0)), via_float64=_via_float64())
+    return _applied(sqrt_p, x.astype(jnp.result_type(x, 1.0)), via_float64=_via_float64())
 
 
 def _narrower_than_float64(aval) -> bool:
@@ -203,6 +191,15 @@ def _divide_batcher(operands, batch_dims, *, via_float64):
 
 
 batching.primitive_batchers[divide_p] = _divide_batcher
+# Inside a Pallas kernel body, which cannot hold these primitives: the backend's own operations,
+# as a TPU's XLA program has them (docs/kernels.md).
+_KERNEL_FORMS = {divide_p: lax.div, sqrt_p: lax.sqrt}
+
+
+def _applied(primitive: Primitive, *operands, via_float64: bool) -> jax.Array:
+    if _platform.in_kernel():
+        return _KERNEL_FORMS[primitive](*operands)
+    return primitive.bind(*operands, via_float64=via_float64)
 batching.defvectorized(sqrt_p)
 
 

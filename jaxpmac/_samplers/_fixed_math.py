@@ -80,7 +80,7 @@ def rounded(value: jax.Array) -> jax.Array:
     signed_cap, unsigned_cap = identity_caps(value.dtype)
     bits = lax.bitcast_convert_type(value, signed)
     bits = jnp.minimum(bits, np.array(signed_cap, signed))
-    if _platform.forced_lowering() == _platform.KERNEL_LOWERING:
+    if _platform.in_kernel():
         # Mosaic (TPU kernels) has no unsigned vector minimum: the signed minimum of the
         # values with their top bit flipped is the same.
         top = np.array(1 << (width - 1), unsigned).view(signed)

@@ -79,18 +79,23 @@ def real_param(value, *, name: str, dtype) -> jax.Array:
         known = _known_param(value, dtype)
         if known is not None:
             return known
-    param = jnp.asarray(value).astype(dtype)
+    return _subnormals_to_zero(jnp.asarray(value).astype(dtype), jnp)
+
+
+def _subnormals_to_zero(param, xp):
+    """``param`` with its subnormal elements zero, computed with ``xp`` (``numpy`` or
+    ``jax.numpy``); integer parameters as they are."""
     if not jnp.issubdtype(param.dtype, jnp.floating):
         return param
     # Zeros stay as they are (their sign, and their derivatives through the sampler).
-    subnormal = (jnp.abs(param) < jnp.finfo(param.dtype).tiny) & (param != 0)
-    return jnp.where(subnormal, jnp.zeros_like(param), param)
+    subnormal = (xp.abs(param) < jnp.finfo(param.dtype).tiny) & (param != 0)
+    return xp.where(subnormal, xp.zeros_like(param), param)
 
 
 def _known_param(value, dtype) -> jax.Array | None:
     """:func:`real_param` of a value known at trace time, computed in NumPy where that is exact:
-    each of JAX's eager operations compiles a program of its own, once a process, which made a
-    process' first draw trace in 10x ``jax.random``'s time. None where the conversion to
+    each of JAX's eager operations would compile a program of its own, once a process, in a
+    process' first draw. None where the conversion to
     ``dtype`` rounds (XLA's and NumPy's rounding need not agree): the caller's JAX path."""
     try:
         # The type jnp.asarray gives it, converted on the host as JAX does.
@@ -102,10 +107,7 @@ def _known_param(value, dtype) -> jax.Array | None:
         exact = param.astype(as_jax.dtype)
     if not np.array_equal(exact, as_jax, equal_nan=bool(np.issubdtype(exact.dtype, np.inexact))):
         return None
-    if jnp.issubdtype(param.dtype, jnp.floating):
-        subnormal = (np.abs(param) < jnp.finfo(param.dtype).tiny) & (param != 0)
-        param = np.where(subnormal, np.zeros_like(param), param)
-    return jax.device_put(param)
+    return jax.device_put(_subnormals_to_zero(param, np))
 
 
 def output_shape(shape, params, *, name: str) -> tuple[int, ...]:
