@@ -222,8 +222,13 @@ def run_child_with_host_devices(script: str, *, devices: int = 8, timeout: int =
 def peak_over_output(draw, seed=None) -> float:
     """Peak memory of the compiled ``draw(seed)`` (``memory_analysis``: temp + output +
     arguments) over its output's size: a property of the program, not a timing. ``seed``:
-    a ``uint32`` by default; a ``jax.random`` key to measure ``jax.random``'s draws."""
+    a ``uint32`` by default; a ``jax.random`` key to measure ``jax.random``'s draws.
+
+    Always the CPU's program (the seed is placed on a CPU device), also where the suite runs on
+    a GPU: the layouts these tests bound are the CPU lowering's (an accelerator's memory is
+    measured by ``benchmarks.deviceless``)."""
     seed = jnp.uint32(1) if seed is None else seed
+    seed = jax.device_put(seed, jax.devices("cpu")[0])
     memory = jax.jit(draw).lower(seed).compile().memory_analysis()
     peak = memory.temp_size_in_bytes + memory.output_size_in_bytes + memory.argument_size_in_bytes
     return peak / memory.output_size_in_bytes
