@@ -328,13 +328,19 @@ def _block(x):
 
 
 def time_programs(programs: list[Program], repeats: int) -> dict[str, list[float]]:
-    """Warm up each program, then time them interleaved, ``repeats`` rounds."""
+    """Warm up each program, then time them interleaved, ``repeats`` rounds.
+
+    Each timed call follows an untimed call of the same program: on a GPU (H100, 2026-11-26)
+    the first device call after the host-only numpy contenders cost ~0.35 ms more, which made
+    whichever contender came next look up to 2.4x slower than the same program elsewhere.
+    """
     for p in programs:
         _block(p.call())
     device_peak = _device_peak()
     times = {p.contender: [] for p in programs}
     for _ in range(repeats):
         for p in programs:
+            _block(p.call())
             start = time.perf_counter()
             _block(p.call())
             times[p.contender].append(time.perf_counter() - start)
