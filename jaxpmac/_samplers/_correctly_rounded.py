@@ -42,6 +42,7 @@ from jax.extend.mlir.dialects import stablehlo as hlo
 from jax.interpreters import ad, batching, mlir
 
 from jaxpmac._lowering import _platform
+from jaxpmac._samplers import _integer_float
 
 #: Platforms whose float32 division and square root are not correctly rounded; there the
 #: float64 form is lowered. (TPUs: not measured; XLA's TPU float64 is emulated in float32
@@ -191,14 +192,22 @@ def _divide_batcher(operands, batch_dims, *, via_float64):
 
 
 batching.primitive_batchers[divide_p] = _divide_batcher
-# Inside a Pallas kernel body, which cannot hold these primitives: the backend's own operations,
-# as a TPU's XLA program has them (docs/kernels.md).
-_KERNEL_FORMS = {divide_p: lax.div, sqrt_p: lax.sqrt}
+# Inside a Pallas kernel body, which cannot hold these primitives: float32 in integer
+# arithmetic (the backends' own float32 operations are approximate on some: Triton's), float64
+# as the backend's own (correctly rounded where a kernel has float64 at all). Narrower floats
+# go through float32, whose 24 bits make the second rounding innocuous (Figueroa, above).
+_KERNEL_FORMS = {divide_p: (_integer_float.divide, lax.div),
+                 sqrt_p: (_integer_float.sqrt, lax.sqrt)}
 
 
 def _applied(primitive: Primitive, *operands, via_float64: bool) -> jax.Array:
     if _platform.in_kernel():
-        return _KERNEL_FORMS[primitive](*operands)
+        narrow, wide = _KERNEL_FORMS[primitive]
+        dtype = operands[0].dtype
+        if not _narrower_than_float64(operands[0].aval):
+            return wide(*operands)
+        result = narrow(*(x.astype(jnp.float32) for x in operands))
+        return result.astype(dtype)
     return primitive.bind(*operands, via_float64=via_float64)
 batching.defvectorized(sqrt_p)
 
