@@ -9,6 +9,11 @@ compiled program serves every seed, and draws are bit-identical to :func:`jaxpma
 :class:`HashedFamily` is the family ``state.split(t)`` for a traced ``t`` (retries of rejection
 samplers): appending a word changes only one word of the padded final block, and the hash is
 XOR-linear in that block, so ``H(t) = H(0) ^ (t at that word)``.
+
+Both carry a draw's ``offset``: the index of its first output element (a static int or a traced
+``Pair`` word), so that element ``i`` of a draw at ``offset`` is element ``offset + i`` of the
+same draw made larger. A sampler that reads ``k`` stream elements per output element says so
+(``stream(..., per_element=k)``), and reads from stream element ``k * offset``.
 """
 
 from __future__ import annotations
@@ -27,66 +32,101 @@ def _pairs(h) -> tuple:
 
 @jax.tree_util.register_pytree_node_class
 class HashedState:
-    """The hash of one state: ``stream(n, dtype)`` gives its first ``n`` stream elements."""
+    """The hash of one state and a draw's offset: ``stream(n, dtype)`` gives ``n`` stream
+    elements from the draw's first."""
 
-    def __init__(self, h, final_tweak: int):
+    def __init__(self, h, final_tweak: int, offset: w.Word = 0):
         self.h = tuple(h)
         self.final_tweak = final_tweak
+        self.offset = offset
 
     def tree_flatten(self):
-        return self.h, self.final_tweak
+        if w.is_static(self.offset):
+            return self.h, (self.final_tweak, self.offset)
+        return (*self.h, self.offset), (self.final_tweak, None)
 
     @classmethod
-    def tree_unflatten(cls, final_tweak, h):
-        return cls(h, final_tweak)
+    def tree_unflatten(cls, aux, children):
+        final_tweak, static_offset = aux
+        if static_offset is None:
+            return cls(children[:-1], final_tweak, children[-1])
+        return cls(children, final_tweak, static_offset)
 
-    def stream(self, n: int, dtype, *, word_map=None, shape=None) -> jax.Array:
-        return _bits.hash_stream(self.h, self.final_tweak, n, dtype, word_map=word_map,
-                                 shape=shape)
+    def stream(self, n: int, dtype, *, per_element: int = 1, word_map=None,
+               shape=None) -> jax.Array:
+        """Stream elements ``k * offset .. k * offset + n - 1`` (``k = per_element``: the
+        stream elements each output element reads)."""
+        return _bits.hash_stream(self.h, self.final_tweak, n, dtype,
+                                 offset=_elements_of(self.offset, per_element, n),
+                                 word_map=word_map, shape=shape)
+
+
+def _elements_of(offset: w.Word, per_element: int, n: int) -> w.Word:
+    """The stream offset of a draw at ``offset`` reading ``per_element`` elements each."""
+    if w.is_static(offset):
+        if (offset * per_element + n) > 1 << 64:
+            raise ValueError(f"offset {offset} reads stream elements up to "
+                             f"{offset * per_element + n}, past the stream's 2**64")
+        return offset * per_element
+    scaled = offset
+    for _ in range(per_element - 1):
+        scaled = w.add(scaled, offset)
+    return scaled
 
 
 @jax.tree_util.register_pytree_node_class
 class HashedFamily:
     """The states ``base.split(t)``, ``t`` a uint32 scalar (possibly traced)."""
 
-    def __init__(self, h0, final_tweak: int, position: int):
+    def __init__(self, h0, final_tweak: int, position: int, offset: w.Word = 0):
         self.h0 = tuple(h0)
         self.final_tweak = final_tweak
         self.position = position
+        self.offset = offset
 
     def tree_flatten(self):
-        return self.h0, (self.final_tweak, self.position)
+        if w.is_static(self.offset):
+            return self.h0, (self.final_tweak, self.position, self.offset)
+        return (*self.h0, self.offset), (self.final_tweak, self.position, None)
 
     @classmethod
-    def tree_unflatten(cls, aux, h0):
-        return cls(h0, *aux)
+    def tree_unflatten(cls, aux, children):
+        final_tweak, position, static_offset = aux
+        if static_offset is None:
+            return cls(children[:-1], final_tweak, position, children[-1])
+        return cls(children, final_tweak, position, static_offset)
 
     def member(self, t) -> HashedState:
         h = list(self.h0)
         t = jnp.asarray(t, jnp.uint32)
         h[self.position] = w.xor(h[self.position], w.Pair(jnp.zeros_like(t), t))
-        return HashedState(h, self.final_tweak)
+        return HashedState(h, self.final_tweak, self.offset)
 
 
-def hashed(state: RNGState) -> HashedState:
+def hashed(state: RNGState, offset: w.Word = 0) -> HashedState:
+    """The hash of ``state`` for a draw whose first element is element ``offset``."""
     final_tweak, h = state.message_hash()
-    return HashedState(_pairs(h), final_tweak)
+    return HashedState(_pairs(h), final_tweak, _pair_if_dynamic(offset))
 
 
-def family(state: RNGState) -> HashedFamily:
+def family(state: RNGState, offset: w.Word = 0) -> HashedFamily:
     """The family ``state.split(t)``."""
     first = state.split(0)
     final_tweak, h = first.message_hash()
     position = (len(first._pending) - 1)
-    return HashedFamily(_pairs(h), final_tweak, position)
+    return HashedFamily(_pairs(h), final_tweak, position, _pair_if_dynamic(offset))
 
 
-def hashed_static(state: RNGState, label: str) -> HashedState:
-    return hashed(state.split_static(label))
+def _pair_if_dynamic(offset: w.Word) -> w.Word:
+    return offset if w.is_static(offset) else w.to_pair(offset)
 
 
-def family_static(state: RNGState, label: str) -> HashedFamily:
-    return family(state.split_static(label))
+def hashed_static(state: RNGState, label: str, offset: w.Word = 0) -> HashedState:
+    return hashed(state.split_static(label), offset)
+
+
+def family_static(state: RNGState, label: str, offset: w.Word = 0) -> HashedFamily:
+    return family(state.split_static(label), offset)
 
 
 

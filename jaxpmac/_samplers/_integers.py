@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import operator
-from functools import partial
+from functools import partial, reduce
 
 import jax
 import jax.numpy as jnp
@@ -93,7 +93,7 @@ def _from_limbs(limbs, dtype):
 def random_limbs(state, n: int, n_limbs: int) -> list:
     """``n_limbs`` uint32 limbs of ``n`` random integers; element ``i`` is 32-bit stream
     elements ``n_limbs*i ..`` (little-endian: its 64-bit stream words, low word first)."""
-    flat = state.stream(n * n_limbs, jnp.uint32).reshape(n, n_limbs)
+    flat = state.stream(n * n_limbs, jnp.uint32, per_element=n_limbs).reshape(n, n_limbs)
     return [flat[:, k] for k in range(n_limbs)]
 
 
@@ -108,9 +108,9 @@ def _randint_impl(state, minval, maxval, *, shape, dtype):
     width_limbs = 2 if jnp.dtype(dtype).itemsize == 8 else 1
     n = math.prod(shape)
     span = _limbs.subtract(maxval, minval)               # maxval - minval, with a sign limb
-    empty = ((span[-1] >> np.uint32(31)) == 1) | (
-        jnp.stack([jnp.broadcast_to(limb, jnp.broadcast_shapes(*[jnp.shape(s) for s in span]))
-                   for limb in span]) == 0).all(axis=0)
+    # Limb by limb, not a stack of them: Pallas' Triton lowering stacks only on the last axis.
+    empty = reduce(operator.and_, [limb == 0 for limb in span])
+    empty = ((span[-1] >> np.uint32(31)) == 1) | empty
     x = random_limbs(state, n, 2 * width_limbs)
     x = [limb.reshape(shape) for limb in x]
     span = [jnp.broadcast_to(limb, shape) for limb in span]
@@ -121,7 +121,7 @@ def _randint_impl(state, minval, maxval, *, shape, dtype):
 
 
 @sampler
-def randint(state, shape, minval, maxval, dtype=None):
+def randint(state, shape, minval, maxval, dtype=None, *, offset=0):
     """Uniform integers in ``[minval, maxval)``, like ``jax.random.randint``.
 
     Algorithm: a rejection-free wide multiply. Element ``i`` reads a ``K``-bit integer ``x``
@@ -140,6 +140,9 @@ def randint(state, shape, minval, maxval, dtype=None):
         minval: inclusive lower bound(s): int or integer array.
         maxval: exclusive upper bound(s); may be one past the dtype's maximum.
         dtype: int8..int64 or uint8..uint64 (64-bit types need x64); default JAX's default int.
+        offset: keyword-only; element ``i`` of the flattened output is element ``offset + i``
+            of the same draw with a larger shape, so a tile, a shard or a later call can draw
+            its own slice (a Python int or an integer scalar array; traced is fine).
 
     Raises:
         TypeError: float bounds or dtype. ValueError: concrete bounds outside the dtype's range
@@ -159,7 +162,10 @@ def randint(state, shape, minval, maxval, dtype=None):
                        inclusive_top=False)
     high = _bound_limbs(maxval, name="randint maxval", dtype=dtype, n_limbs=n_limbs,
                         inclusive_top=True)
-    return _randint_impl(hashed(state), low, high, shape=shape, dtype=dtype)
+    offset = _bits.check_offset(offset, name="randint")
+    low = list(_sampler_args.kernel_operands(shape, *low))
+    high = list(_sampler_args.kernel_operands(shape, *high))
+    return _randint_impl(hashed(state, offset), low, high, shape=shape, dtype=dtype)
 
 
 def _uniform_indices(state, n_draws: int, n: int) -> jax.Array:

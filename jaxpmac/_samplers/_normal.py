@@ -43,7 +43,7 @@ def _normal_impl(state, *, shape, dtype):
 
 
 @sampler
-def normal(state, shape=(), dtype=None):
+def normal(state, shape=(), dtype=None, *, offset=0):
     """Standard normal floats, like ``jax.random.normal``.
 
     Algorithm: inverse CDF, one stream word per element (see :func:`standard_normal`):
@@ -54,16 +54,22 @@ def normal(state, shape=(), dtype=None):
         state: an :class:`RNGState`.
         shape: output shape.
         dtype: float16, bfloat16, float32 or float64 (x64); default JAX's default float.
+        offset: keyword-only; element ``i`` of the flattened output is element ``offset + i``
+            of the same draw with a larger shape, so a tile, a shard or a later call can draw
+            its own slice (a Python int or an integer scalar array; traced is fine).
 
     Example:
         >>> import jaxpmac as jp
         >>> jp.normal(jp.key(0), (2, 3)).shape
         (2, 3)
+        >>> bool((jp.normal(jp.key(0), (4,), offset=2) == jp.normal(jp.key(0), (6,))[2:]).all())
+        True
     """
     _bits.check_state(state, name="normal")
     dtype = _sampler_args.float_dtype(dtype, name="normal")
     shape = _bits.check_shape(shape, name="normal")
-    return _normal_impl(hashed(state), shape=shape, dtype=dtype)
+    offset = _bits.check_offset(offset, name="normal")
+    return _normal_impl(hashed(state, offset), shape=shape, dtype=dtype)
 
 
 @partial(jax.jit, static_argnames=("shape", "dtype"))
@@ -141,7 +147,7 @@ def _check_concrete_bounds(lower, upper, cdtype) -> None:
 
 
 @sampler
-def truncated_normal(state, lower, upper, shape=None, dtype=None):
+def truncated_normal(state, lower, upper, shape=None, dtype=None, *, offset=0):
     """Standard normals conditioned on ``lower < x < upper``, like
     ``jax.random.truncated_normal``.
 
@@ -169,6 +175,9 @@ def truncated_normal(state, lower, upper, shape=None, dtype=None):
         lower, upper: bounds, scalars or arrays broadcastable to ``shape``.
         shape: output shape; None: the broadcast shape of the bounds.
         dtype: float16, bfloat16, float32 or float64 (x64); default JAX's default float.
+        offset: keyword-only; element ``i`` of the flattened output is element ``offset + i``
+            of the same draw with a larger shape, so a tile, a shard or a later call can draw
+            its own slice (a Python int or an integer scalar array; traced is fine).
 
     Example:
         >>> import jaxpmac as jp
@@ -184,7 +193,9 @@ def truncated_normal(state, lower, upper, shape=None, dtype=None):
     upper = _sampler_args.real_param(upper, name="truncated_normal upper", dtype=cdtype)
     shape = _sampler_args.output_shape(shape, [lower, upper], name="truncated_normal")
     _check_concrete_bounds(lower_given, upper_given, cdtype)
-    return _truncated_normal_impl(hashed(state), lower, upper, shape=shape, dtype=dtype)
+    offset = _bits.check_offset(offset, name="truncated_normal")
+    lower, upper = _sampler_args.kernel_operands(shape, lower, upper)
+    return _truncated_normal_impl(hashed(state, offset), lower, upper, shape=shape, dtype=dtype)
 
 
 _FACTOR_METHODS = ("cholesky", "eigh", "svd")

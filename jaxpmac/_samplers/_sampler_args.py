@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxpmac._cipher._words import x64_enabled  # the samplers read the flag through here
+from jaxpmac._lowering import _platform
 from jaxpmac._message import _inputs
 from jaxpmac._samplers import _bits
 
@@ -131,3 +132,13 @@ def output_shape(shape, params, *, name: str) -> tuple[int, ...]:
                              f"shapes {param_shapes}")
     return shape
 
+
+
+def kernel_operands(shape: tuple[int, ...], *params):
+    """``params`` as they are, or broadcast to ``shape`` inside a Pallas kernel: there a concrete
+    scalar is a literal of the kernel's jaxpr, and Pallas' Triton lowering fails on an operation
+    whose operand is one (jax 0.12: ``'TypedNdArray' object has no attribute 'type'``), as on
+    ``-upper``. Broadcast, they are values of the kernel like any other."""
+    if not _platform.in_kernel():
+        return params
+    return tuple(jnp.broadcast_to(param, shape) for param in params)

@@ -68,36 +68,46 @@ def _impl(state, *, shape, dtype, kind):
     return unit_transform(state, shape, dtype, kind).astype(dtype)
 
 
-def _sample(kind, state, shape, dtype):
+def _sample(kind, state, shape, dtype, offset):
     _bits.check_state(state, name=kind)
     dtype = _sampler_args.float_dtype(dtype, name=kind)
     shape = _bits.check_shape(shape, name=kind)
-    return _impl(hashed(state), shape=shape, dtype=dtype, kind=kind)
+    offset = _bits.check_offset(offset, name=kind)
+    return _impl(hashed(state, offset), shape=shape, dtype=dtype, kind=kind)
 
 
 @sampler
-def exponential(state, shape=(), dtype=None):
+def exponential(state, shape=(), dtype=None, *, offset=0):
     """Standard exponential floats (rate 1), like ``jax.random.exponential``.
 
     Algorithm: ``-log(1 - u)``, with ``log(1 - u)`` evaluated as ``log1p(-p)`` or ``log(p)``
     (see the module docstring): no 0 is ever returned, the largest value is
     ``-log(2**-33) ~ 22.9`` (float32) or ``~ 45`` (float64).
 
+    Args:
+        state: an :class:`RNGState`.
+        shape: output shape.
+        dtype: float16, bfloat16, float32 or float64 (x64); default JAX's default float.
+        offset: keyword-only; element ``i`` of the flattened output is element ``offset + i``
+            of the same draw with a larger shape, so a tile, a shard or a later call can draw
+            its own slice (a Python int or an integer scalar array; traced is fine).
+
     Example:
         >>> import jaxpmac as jp
         >>> bool((jp.exponential(jp.key(0), (4,)) > 0).all())
         True
     """
-    return _sample("exponential", state, shape, dtype)
+    return _sample("exponential", state, shape, dtype, offset)
 
 
 @sampler
-def gumbel(state, shape=(), dtype=None, mode=None):
+def gumbel(state, shape=(), dtype=None, mode=None, *, offset=0):
     """Standard Gumbel floats, like ``jax.random.gumbel``.
 
     Algorithm: ``-log(-log(u))`` with ``log(u)`` accurate in both tails (module docstring);
     values lie in about ``[-3.1, 22.9]`` (float32) or ``[-3.8, 45]`` (float64). ``mode`` is
-    accepted for compatibility ("low", "high" or None all draw the same).
+    accepted for compatibility ("low", "high" or None all draw the same). Other arguments as
+    :func:`exponential`'s.
 
     Example:
         >>> import jaxpmac as jp
@@ -106,47 +116,50 @@ def gumbel(state, shape=(), dtype=None, mode=None):
     """
     if mode not in (None, "low", "high"):
         raise ValueError(f"gumbel mode accepts None, 'low' or 'high', but was given {mode!r}")
-    return _sample("gumbel", state, shape, dtype)
+    return _sample("gumbel", state, shape, dtype, offset)
 
 
 @sampler
-def laplace(state, shape=(), dtype=None):
+def laplace(state, shape=(), dtype=None, *, offset=0):
     """Standard Laplace floats, like ``jax.random.laplace``.
 
     Algorithm: the word's top bit is the sign, the magnitude ``-log(2p)`` is exponential.
+    Arguments as :func:`exponential`'s.
 
     Example:
         >>> import jaxpmac as jp
         >>> jp.laplace(jp.key(0), (3,)).shape
         (3,)
     """
-    return _sample("laplace", state, shape, dtype)
+    return _sample("laplace", state, shape, dtype, offset)
 
 
 @sampler
-def logistic(state, shape=(), dtype=None):
+def logistic(state, shape=(), dtype=None, *, offset=0):
     """Standard logistic floats, like ``jax.random.logistic``.
 
     Algorithm: ``log(u) - log(1 - u)``, both logarithms accurate (module docstring).
+    Arguments as :func:`exponential`'s.
 
     Example:
         >>> import jaxpmac as jp
         >>> jp.logistic(jp.key(0), (3,)).shape
         (3,)
     """
-    return _sample("logistic", state, shape, dtype)
+    return _sample("logistic", state, shape, dtype, offset)
 
 
 @sampler
-def cauchy(state, shape=(), dtype=None):
+def cauchy(state, shape=(), dtype=None, *, offset=0):
     """Standard Cauchy floats, like ``jax.random.cauchy``.
 
     Algorithm: ``tan(pi (u - 1/2))`` evaluated as ``+-1 / tan(pi p)`` (module docstring), so
-    the tails reach ``|x| ~ 2.7e9`` (float32) with full relative accuracy.
+    the tails reach ``|x| ~ 2.7e9`` (float32) with full relative accuracy. Arguments as
+    :func:`exponential`'s.
 
     Example:
         >>> import jaxpmac as jp
         >>> jp.cauchy(jp.key(0), (3,)).shape
         (3,)
     """
-    return _sample("cauchy", state, shape, dtype)
+    return _sample("cauchy", state, shape, dtype, offset)

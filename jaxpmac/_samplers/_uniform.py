@@ -89,11 +89,11 @@ def _precise_unit(state, more, n: int, dtype) -> jax.Array:
     nmant = jnp.finfo(dtype).nmant
     min_exp = -int(jnp.finfo(dtype).minexp)      # E: 2**-E is the smallest normal
     if dtype == jnp.float64:
-        words = state.stream(2 * n, jnp.uint64).reshape(n, 2)
+        words = state.stream(2 * n, jnp.uint64, per_element=2).reshape(n, 2)
         mantissa = words[:, 0] >> np.uint64(64 - nmant)
         count_word = words[:, 1]
     else:
-        words = state.stream(2 * n, jnp.uint32).reshape(n, 2)
+        words = state.stream(2 * n, jnp.uint32, per_element=2).reshape(n, 2)
         lo, hi = words[:, 0], words[:, 1]
         mantissa = hi >> np.uint32(32 - nmant)
         hi_rest = hi & np.uint32((1 << (32 - nmant)) - 1)
@@ -113,7 +113,7 @@ def _precise_unit(state, more, n: int, dtype) -> jax.Array:
 
     def count_more(carry):
         t, zeros, exhausted = carry
-        pair = more.member(t).stream(2 * n, jnp.uint32).reshape(n, 2)
+        pair = more.member(t).stream(2 * n, jnp.uint32, per_element=2).reshape(n, 2)
         lo, hi = pair[:, 0], pair[:, 1]
         extra = _limbs.trailing_zeros((lo, hi))
         zeros = jnp.where(exhausted, zeros + extra, zeros)
@@ -182,7 +182,7 @@ def _uniform_impl(state, more, minval, maxval, *, shape, dtype, precise):
 
 
 @sampler
-def uniform(state, shape=(), dtype=None, minval=0.0, maxval=1.0, *, precise=False):
+def uniform(state, shape=(), dtype=None, minval=0.0, maxval=1.0, *, precise=False, offset=0):
     """Uniform floats in ``[minval, maxval)``, like ``jax.random.uniform``.
 
     Algorithms (element ``i`` of the flattened output reads fixed stream words, see
@@ -216,6 +216,9 @@ def uniform(state, shape=(), dtype=None, minval=0.0, maxval=1.0, *, precise=Fals
         dtype: float16, bfloat16, float32 or float64 (x64); default JAX's default float.
         minval, maxval: bounds, scalars or arrays.
         precise: keyword-only; see above.
+        offset: keyword-only; element ``i`` of the flattened output is element ``offset + i``
+            of the same draw with a larger shape, so a tile, a shard or a later call can draw
+            its own slice (a Python int or an integer scalar array; traced is fine).
 
     Example:
         >>> import jaxpmac as jp
@@ -234,12 +237,13 @@ def uniform(state, shape=(), dtype=None, minval=0.0, maxval=1.0, *, precise=Fals
     if not isinstance(precise, (bool, np.bool_)):
         raise TypeError(f"uniform precise accepts True or False, but was given "
                         f"{_inputs.describe(precise)}")
+    offset = _bits.check_offset(offset, name="uniform")
     low, high = _static_scalar(minval), _static_scalar(maxval)
     if not precise and low is not None and high is not None:
-        return _uniform_static_bounds_impl(hashed(state), shape=shape, dtype=dtype,
+        return _uniform_static_bounds_impl(hashed(state, offset), shape=shape, dtype=dtype,
                                            bounds=_ScaledFastUnit(low, high))
-    more = family_static(state, PRECISE_LABEL) if precise else None
-    return _uniform_impl(hashed(state), more, minval, maxval, shape=shape, dtype=dtype,
+    more = family_static(state, PRECISE_LABEL, offset) if precise else None
+    return _uniform_impl(hashed(state, offset), more, minval, maxval, shape=shape, dtype=dtype,
                          precise=bool(precise))
 
 
@@ -257,7 +261,7 @@ def _bernoulli_impl(state, p, *, shape):
 
 
 @sampler
-def bernoulli(state, p=0.5, shape=None, mode="low"):
+def bernoulli(state, p=0.5, shape=None, mode="low", *, offset=0):
     """Booleans that are True with probability ``p``, like ``jax.random.bernoulli``.
 
     Element ``i`` reads 32-bit stream element ``i`` as ``u = k * 2**-32`` and returns
@@ -271,6 +275,9 @@ def bernoulli(state, p=0.5, shape=None, mode="low"):
             a float64 array).
         shape: output shape (``p`` must broadcast to it); None: ``p``'s shape.
         mode: accepted for compatibility with ``jax.random``; "low" or "high" draw the same.
+        offset: keyword-only; element ``i`` of the flattened output is element ``offset + i``
+            of the same draw with a larger shape, so a tile, a shard or a later call can draw
+            its own slice (a Python int or an integer scalar array; traced is fine).
 
     Example:
         >>> import jaxpmac as jp
@@ -285,4 +292,5 @@ def bernoulli(state, p=0.5, shape=None, mode="low"):
                else jnp.float32)
     p = _sampler_args.real_param(p, name="bernoulli p", dtype=p_dtype)
     shape = _sampler_args.output_shape(shape, [p], name="bernoulli")
-    return _bernoulli_impl(hashed(state), p, shape=shape)
+    offset = _bits.check_offset(offset, name="bernoulli")
+    return _bernoulli_impl(hashed(state, offset), p, shape=shape)

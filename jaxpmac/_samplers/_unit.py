@@ -73,7 +73,7 @@ def words(source, n: int, per_element: int, dtype) -> jax.Array:
     """``[n, per_element]`` stream words for float ``dtype`` of ``source`` (a
     :class:`~jaxpmac._samplers._hashed.HashedState`): row ``i`` holds words ``per_element*i ..``."""
     wdtype = word_dtype(dtype)
-    flat = source.stream(n * per_element, wdtype)
+    flat = source.stream(n * per_element, wdtype, per_element=per_element)
     return flat.reshape(n, per_element)
 
 

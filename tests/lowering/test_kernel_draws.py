@@ -17,15 +17,18 @@ import jaxpmac as jp
 TILE = (8, 128)
 TILES = 4
 STATE = jp.key(20261126).split_static("kernel draws")
-# The samplers a kernel can draw from (each tile its own stream: ``split(program_id)``).
+# The samplers a kernel can draw from: a tile's own stream (``split(program_id)``) or its slice
+# of one stream (``offset=``). ``shape`` is the tile's, or the whole draw's outside.
 SAMPLERS = {
-    "bits": lambda s: jp.bits(s, TILE),
-    "uniform": lambda s: jp.uniform(s, TILE),
-    "normal": lambda s: jp.normal(s, TILE),
-    "bernoulli": lambda s: jp.bernoulli(s, 0.3, TILE).astype(jnp.int32),
-    "exponential": lambda s: jp.exponential(s, TILE),
-    "gumbel": lambda s: jp.gumbel(s, TILE),
-    "truncated_normal": lambda s: jp.truncated_normal(s, -1.0, 2.0, TILE),
+    "bits": lambda s, shape=TILE, offset=0: jp.bits(s, shape, offset=offset),
+    "uniform": lambda s, shape=TILE, offset=0: jp.uniform(s, shape, offset=offset),
+    "normal": lambda s, shape=TILE, offset=0: jp.normal(s, shape, offset=offset),
+    "bernoulli": lambda s, shape=TILE, offset=0: jp.bernoulli(
+        s, 0.3, shape, offset=offset).astype(jnp.int32),
+    "exponential": lambda s, shape=TILE, offset=0: jp.exponential(s, shape, offset=offset),
+    "gumbel": lambda s, shape=TILE, offset=0: jp.gumbel(s, shape, offset=offset),
+    "truncated_normal": lambda s, shape=TILE, offset=0: jp.truncated_normal(
+        s, -1.0, 2.0, shape, offset=offset),
 }
 
 
@@ -55,14 +58,15 @@ def test_a_tiles_own_stream_in_a_kernel_equals_the_draw_outside(name):
     np.testing.assert_array_equal(got, _outside(draw))
 
 
-def test_a_tiles_slice_of_one_stream_in_a_kernel_equals_the_draw_outside():
+@pytest.mark.parametrize("name", SAMPLERS)
+def test_a_tiles_slice_of_one_stream_in_a_kernel_equals_the_draw_outside(name):
     values = TILE[0] * TILE[1]
 
     def draw(i):
-        return jp.bits(STATE, TILE, offset=i * values)
+        return SAMPLERS[name](STATE, offset=i * values)
     got = jax.jit(_kernel_call(draw, interpret=True))()
-    np.testing.assert_array_equal(got, np.asarray(jp.bits(STATE, (TILES * values,))).reshape(
-        TILES * TILE[0], TILE[1]))
+    whole = SAMPLERS[name](STATE, (TILES * TILE[0], TILE[1]))
+    np.testing.assert_array_equal(got, whole)
 
 
 @pytest.mark.parametrize("name", SAMPLERS)

@@ -194,7 +194,13 @@ ROWS = [
             f"normal {STATE} array of dtype key<fry>"),
            ("int dtype", "jp.normal(S, (2,), jnp.int32)", TypeError, f"normal {FLOAT}"),
            ("negative dim", "jp.normal(S, (-2,))", ValueError, f"normal {SHAPE} (-2,)"),
-           ("None shape", "jp.normal(S, None)", TypeError, f"normal {SHAPE} NoneType None")),
+           ("None shape", "jp.normal(S, None)", TypeError, f"normal {SHAPE} NoneType None"),
+           ("negative offset (every sampler's offset is checked as bits')",
+            "jp.normal(S, (2,), offset=-1)", ValueError,
+            "normal offset accepts a Python int in [0, 2**64)"),
+           ("traced float offset", "jax.jit(lambda o: jp.normal(S, (2,), offset=o))"
+                                   "(jnp.float32(1))",
+            TypeError, "but was given traced array of dtype float32")),
     *[row for name in ("exponential", "gumbel", "laplace", "logistic", "cauchy")
       for row in _rows(name,
                        ("state not an RNGState", f"jp.{name}('s')", TypeError,
@@ -223,6 +229,10 @@ ROWS = [
     *_rows("randint",
            ("state not an RNGState", "jp.randint(1, (2,), 0, 10)", TypeError,
             f"randint {STATE} int 1"),
+           ("draw past the end of the stream (two stream elements a value)",
+            "jp.randint(S, (2,), 0, 5, offset=2**63)", ValueError,
+            "offset 9223372036854775808 reads stream elements up to 18446744073709551620, "
+            "past the stream's 2**64"),
            ("float bound", "jp.randint(S, (2,), 0.0, 10)", TypeError,
             "randint minval accepts an int or an integer array, but was given float 0.0"),
            ("bool bound", "jp.randint(S, (2,), False, 10)", TypeError, "bool False"),

@@ -170,7 +170,8 @@ def test_traced_seed_under_jit():
 class _ZeroStream:
     """A stand-in hashed state whose stream is all zero bits."""
 
-    def stream(self, n, dtype):
+    def stream(self, n, dtype, *, per_element=1):
+        del per_element
         return jnp.zeros((n,), dtype)
 
 
