@@ -2,7 +2,12 @@
 
 Each function takes the explicit sampler's arguments after ``state`` and works only while a
 ``randomized`` function is traced (elsewhere: RuntimeError). ``randomized`` gives each call site
-its own state; see :func:`jaxpmac.draw_sites` for the explicit equivalent of each site.
+its own state; see :func:`jaxpmac.draw_sites` for the explicit equivalent of each site. A site
+numbered by its place in the program moves when draws are added before it; a keyword-only
+``name=`` pins it instead, as Hail's ``seed=`` does: ``rand.normal(shape, name="dropout1")``
+draws from ``state.split_static("jaxpmac.rand.name", "dropout1")`` (then its vmap lanes and
+loop indices, as every site), whatever other draws the function makes; two draws of one name
+are an error.
 
 Example:
     >>> import jax.numpy as jnp, jaxpmac as jp
@@ -20,23 +25,27 @@ from jaxpmac._implicit._draw import draw as _draw
 from jaxpmac._samplers._registry import SAMPLERS as _SAMPLERS
 
 
-def _keyless(name: str, explicit: Callable) -> Callable:
+def _keyless(sampler: str, explicit: Callable) -> Callable:
     """``explicit``'s keyless twin: the same parameters after ``state``, bound as it binds
-    them, drawn by :func:`jaxpmac._implicit._draw.draw`."""
+    them, and a keyword-only ``name``, drawn by :func:`jaxpmac._implicit._draw.draw`."""
     signature = inspect.signature(explicit)
-    signature = signature.replace(parameters=list(signature.parameters.values())[1:])
+    parameters = list(signature.parameters.values())[1:]
+    sampler_signature = signature.replace(parameters=parameters)
+    signature = signature.replace(parameters=[*parameters, inspect.Parameter(
+        "name", inspect.Parameter.KEYWORD_ONLY, default=None)])
 
-    def keyless(*args, **kwargs):
-        bound = signature.bind(*args, **kwargs)
+    def keyless(*args, name=None, **kwargs):
+        bound = sampler_signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        return _draw(name, **bound.arguments)
+        return _draw(sampler, name, **bound.arguments)
 
-    public = (f"jaxpmac.hail.{name[len('hail_'):]}" if name.startswith("hail_")
-              else f"jaxpmac.{name}")
-    keyless.__name__ = keyless.__qualname__ = name
+    public = (f"jaxpmac.hail.{sampler[len('hail_'):]}" if sampler.startswith("hail_")
+              else f"jaxpmac.{sampler}")
+    keyless.__name__ = keyless.__qualname__ = sampler
     keyless.__module__ = __name__
     keyless.__signature__ = signature
-    keyless.__doc__ = f"Keyless :func:`{public}`: the same arguments, without the state."
+    keyless.__doc__ = (f"Keyless :func:`{public}`: the same arguments, without the state; "
+                       "``name=`` pins the draw's site (module docstring).")
     return keyless
 
 

@@ -87,8 +87,9 @@ def _draw_impl(*args, **params):
         "jaxpmac.randomized, or call the explicit sampler with a state.")
 
 
-def _draw_abstract_eval(*avals, sampler, static, operand_names, base_shape, dtype, batch_ndim):
-    del sampler, static, operand_names
+def _draw_abstract_eval(*avals, sampler, static, operand_names, base_shape, dtype, batch_ndim,
+                        name):
+    del sampler, static, operand_names, name
     uids = avals[-1]
     return jax.core.ShapedArray(tuple(uids.shape[:batch_ndim]) + tuple(base_shape), dtype)
 
@@ -169,8 +170,9 @@ def split_kwargs(static, operand_names, operands) -> dict[str, Any]:
     return kwargs
 
 
-def draw(sampler_name: str, **kwargs) -> jax.Array:
-    """Binds a keyless draw of ``jaxpmac.<sampler_name>(state, **kwargs)``."""
+def draw(sampler_name: str, site_name: str | None = None, **kwargs) -> jax.Array:
+    """Binds a keyless draw of ``jaxpmac.<sampler_name>(state, **kwargs)``, named
+    ``site_name`` (None: numbered by its place in the program)."""
     if not _ROOTS.depth:
         raise RuntimeError(
             f"jaxpmac.rand.{sampler_name} draws without a state and works only inside a "
@@ -187,6 +189,9 @@ def draw(sampler_name: str, **kwargs) -> jax.Array:
         else:
             static.append((name, _static_value(value, name=name, sampler_name=sampler_name)))
     static = tuple(static)
+    if site_name is not None and (not isinstance(site_name, str) or not site_name):
+        raise TypeError(f"jaxpmac.rand.{sampler_name} name accepts a non-empty str or None, "
+                        f"but was given {_inputs.describe(site_name)}")
     explicit = sampler(sampler_name)
 
     def sample(*arrays):
@@ -200,4 +205,4 @@ def draw(sampler_name: str, **kwargs) -> jax.Array:
     uids = jnp.zeros((0,), jnp.int32)
     return draw_p.bind(*operands, uids, sampler=sampler_name, static=static,
                        operand_names=tuple(operand_names), base_shape=tuple(out.shape),
-                       dtype=np.dtype(out.dtype), batch_ndim=0)
+                       dtype=np.dtype(out.dtype), batch_ndim=0, name=site_name)

@@ -3,7 +3,7 @@
 An interpreter over the jaxpr and its :class:`~jaxpmac._implicit._table.Table`. Equations that
 use no randomness are bound as they are (sub-jaxprs included). Random ones:
 
-* a draw computes its explicit state ``root.split_static(*site_words).split(lanes, *loops)``
+* a draw computes its explicit state ``root.split_static(*static_words).split(lanes, *loops)``
   (``lanes``: its vmap lane indices, outermost first; ``loops``: the iteration index of each
   enclosing loop, outermost first) and calls the explicit sampler, per example of its batch;
 * ``scan`` is re-emitted as ``lax.scan`` over ``(xs, element index)``: the uid is the index of
@@ -87,7 +87,7 @@ class Evaluator:
     def draw(self, row, eqn, invals, loops):
         params = eqn.params
         *operands, uids = invals
-        site = self.root.split_static(*tbl.site_words(self.table.bits[row]))
+        site = self.root.split_static(*self.table.static_words(row))
         explicit = draw.sampler(params["sampler"])
         batch_ndim = params["batch_ndim"]
         n_lanes = uids.shape[-1]

@@ -32,12 +32,14 @@ class DrawSite:
     Attributes:
         sampler: the explicit sampler (``"normal"`` is ``jaxpmac.normal``, ``"hail_rand_int32"``
             is ``jaxpmac.hail.rand_int32``).
-        bits: the site's bit string from Hail's halving split.
-        static_words: the labels to pass to ``split_static`` (one int: ``int("1" + bits, 2)``).
+        bits: the site's bit string from Hail's halving split ("" for a named site).
+        static_words: the labels to pass to ``split_static`` (one int: ``int("1" + bits, 2)``;
+            a named site: ``("jaxpmac.rand.name", name)``).
         uid_names: the dynamic words, in ``split`` order: ``"vmap lane j"`` (outermost vmap
             first), then ``"<scan|while> iteration @path"`` (outermost loop first).
         path: the draw equation's position: ``(sub-jaxpr, equation index)`` steps from the top.
         static: the sampler's static keyword arguments.
+        name: the draw's ``name=``, or None.
     """
     sampler: str
     bits: str
@@ -45,6 +47,7 @@ class DrawSite:
     uid_names: tuple
     path: tuple
     static: tuple
+    name: str | None = None
 
     def state(self, root):
         """The site's state before its dynamic words: ``root.split_static(*static_words)``."""
@@ -81,9 +84,9 @@ def _sites(table: tbl.Table) -> list[DrawSite]:
         for loop in table.loops_of(row):
             where = "/".join(f"{s}:{i}" for s, i in table.path(loop))
             names.append(f"{table.eqns[loop].primitive.name} iteration @{where}")
-        sites.append(DrawSite(eqn.params["sampler"], table.bits[row],
-                              tbl.site_words(table.bits[row]), tuple(names), table.path(row),
-                              eqn.params["static"]))
+        sites.append(DrawSite(eqn.params["sampler"], table.bits[row], table.static_words(row),
+                              tuple(names), table.path(row), eqn.params["static"],
+                              table.names[row]))
     return sites
 
 

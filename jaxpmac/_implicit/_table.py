@@ -13,11 +13,15 @@ are filled by sweeps over the rows, never by recursion with hidden state:
 * ``uses_randomness``: bottom-up (reverse pre-order): a draw, or a row with such a descendant.
 * ``scope``: the loop sub-jaxpr a row belongs to, ``(loop row, sub)``, ``(-1, 0)`` at top level;
   transparent containers are looked through.
-* ``bits``: top-down, Hail's halving split. The random children of a scope -- the draws and
-  random loops in it, in pre-order -- split its bit string: for ``n`` children the first
-  ``n // 2`` get prefix ``0`` and the rest prefix ``1``, recursively, and a single child gets
-  nothing (``split(5) = 00, 01, 10, 110, 111``). A random loop's children are its random
+* ``bits``: top-down, Hail's halving split. The random children of a scope -- the unnamed
+  draws and random loops in it, in pre-order -- split its bit string: for ``n`` children the
+  first ``n // 2`` get prefix ``0`` and the rest prefix ``1``, recursively, and a single child
+  gets nothing (``split(5) = 00, 01, 10, 110, 111``). A random loop's children are its random
   sub-jaxprs (``while``: cond, body), split the same way.
+* ``names``: a draw's ``name=`` (None: unnamed). A named draw takes no part in the split (nor
+  does a loop holding only named draws): its static words are ``(NAMED_SITE_LABEL, name)``
+  wherever it is, so other draws cannot move it, and it moves none of them. Two draws of one
+  name are an error.
 
 Transparent containers are looked through because JAX itself treats them as the same program:
 ``vmap`` with a batched predicate inlines both branches of a ``cond`` (then ``select``\\ s), and
@@ -42,6 +46,8 @@ TRANSPARENT = frozenset({"cond", "jit", "pjit", "custom_jvp_call", "custom_vjp_c
                          "closed_call", "core_call"})
 KINDS = ("plain", "draw", "loop", "transparent", "unknown")
 MAX_INT_BITS = 63      # longer bit strings are spelled as a str label
+#: The first static word of a named draw's site; its name is the second.
+NAMED_SITE_LABEL = "jaxpmac.rand.name"
 
 
 def sub_jaxprs(params) -> list[tuple[str, int, object]]:
@@ -89,9 +95,16 @@ class Table:
     uses_randomness: np.ndarray
     scope_loop: np.ndarray     # the enclosing loop row (-1: none)
     scope_sub: np.ndarray      # which of its sub-jaxprs
-    bits: list                 # draws and loops: their bit string; others ""
+    bits: list                 # unnamed draws and loops: their bit string; others ""
     scope_bits: dict           # (loop row, sub) -> bit string of that scope
     row_of: dict               # (parent, sub, index) -> row
+    names: list                # draws: their name= (None: unnamed); others None
+
+    def static_words(self, row: int) -> tuple:
+        """The static words of draw ``row``'s site."""
+        if self.names[row] is not None:
+            return (NAMED_SITE_LABEL, self.names[row])
+        return site_words(self.bits[row])
 
     def path(self, row: int) -> tuple[tuple[int, int], ...]:
         steps = []
@@ -186,8 +199,16 @@ def build(jaxpr) -> Table:
         elif kind[p] == transparent_kind:
             scope_loop[row], scope_sub[row] = scope_loop[p], scope_sub[p]
 
-    # Sweep 4 (pre-order): the random children of each scope, then bits top-down.
-    is_item = uses & ((kind == KINDS.index("draw")) | (kind == loop_kind))
+    # Sweep 4 (pre-order): names, the random children of each scope, then bits top-down.
+    names = [eqn.params.get("name") if kind[row] == KINDS.index("draw") else None
+             for row, eqn in enumerate(eqns)]
+    _check_unique_names(names, parent, sub, index, eqns)
+    # Only unnamed draws are numbered, and only loops holding one take part in the split.
+    numbered = (kind == KINDS.index("draw")) & np.array([name is None for name in names], bool)
+    for row in range(n - 1, -1, -1):
+        if numbered[row] and parent[row] != -1:
+            numbered[parent[row]] = True
+    is_item = numbered & ((kind == KINDS.index("draw")) | (kind == loop_kind))
     children: dict[tuple[int, int], list[int]] = {}
     position: dict[int, int] = {}
     for row in np.flatnonzero(is_item):
@@ -210,7 +231,23 @@ def build(jaxpr) -> Table:
                 scope_bits[(row, s)] = bits[row] + suffix
     row_of = {(int(parent[r]), int(sub[r]), int(index[r])): r for r in range(n)}
     return Table(eqns, parent, sub, index, kind, uses, scope_loop, scope_sub, bits, scope_bits,
-                 row_of)
+                 row_of, names)
+
+
+def _check_unique_names(names, parent, sub, index, eqns) -> None:
+    first_row: dict[str, int] = {}
+    for row, name in enumerate(names):
+        if name is None:
+            continue
+        if name in first_row:
+            other = first_row[name]
+            raise ValueError(
+                f"jaxpmac.randomized: two draws are named {name!r} (jaxpmac.rand."
+                f"{eqns[other].params['sampler']} at equation path "
+                f"{_path(parent, sub, index, other)} and jaxpmac.rand."
+                f"{eqns[row].params['sampler']} at {_path(parent, sub, index, row)}); a name pins "
+                "one draw site, so each name may be used once")
+        first_row[name] = row
 
 
 def _path(parent, sub, index, row) -> str:
