@@ -10,9 +10,13 @@ use no randomness are bound as they are (sub-jaxprs included). Random ones:
   the element of ``xs`` (so ``reverse=True`` counts down);
 * ``while`` is re-emitted as ``lax.while_loop`` with an int32 iteration counter in the carry
   (the predicate at iteration ``t`` and the body that follows it both see ``t``);
-* ``cond`` is re-emitted as ``lax.switch`` of interpreted branches; ``jit``, ``checkpoint``,
-  ``custom_jvp_call`` and ``custom_vjp_call`` are inlined (their custom derivative rules do not
-  survive: gradients through them follow the primal code, where draws have zero derivative).
+* ``cond`` is re-emitted as ``lax.switch`` of interpreted branches; ``jit`` and
+  ``checkpoint`` are inlined;
+* ``custom_jvp_call`` and ``custom_vjp_call`` are inlined for their values, inside a
+  ``jax.custom_jvp`` whose rule refuses: the user's derivative rule would run the function's
+  keyless draws again, outside the pass, so it cannot be kept, and differentiating the inlined
+  code would silently use the plain derivative instead. A forward call draws as everywhere; a
+  derivative through such a function is a ``NotImplementedError`` when it is traced.
 """
 
 from __future__ import annotations
@@ -27,6 +31,9 @@ from jax.extend import core as jex
 from jaxpmac._implicit import _draw as draw
 from jaxpmac._implicit import _table as tbl
 from jaxpmac._interop import _jax_compat
+
+# Call primitives that carry a user's derivative rule (jax's names across versions).
+CUSTOM_DERIVATIVES = frozenset({"custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr"})
 
 
 class Evaluator:
@@ -82,7 +89,33 @@ class Evaluator:
             return self.cond(row, eqn, invals, loops)
         # jit, checkpoint, custom_jvp_call, custom_vjp_call, closed_call: inline the call.
         (param, position, _), = [s for s in tbl.sub_jaxprs(eqn.params)]
+        if name in CUSTOM_DERIVATIVES:
+            return self.without_derivative(row, param, position, invals, loops)
         return self.run_sub(row, param, position, invals, loops)
+
+    def without_derivative(self, row, param, position, invals, loops):
+        """The custom-derivative call of ``row`` inlined, its derivative refused (module
+        docstring). Its operands and loop indices are arguments, not closed over."""
+        n_operands = len(invals)
+
+        @jax.custom_jvp
+        def inlined(*operands_and_loops):
+            operands, inner_loops = operands_and_loops[:n_operands], operands_and_loops[n_operands:]
+            return tuple(self.run_sub(row, param, position, list(operands), tuple(inner_loops)))
+
+        @inlined.defjvp
+        def _refused(primals, tangents):
+            del primals, tangents
+            where = "/".join(f"{s}:{i}" for s, i in self.table.path(row))
+            raise NotImplementedError(
+                f"jaxpmac.randomized: the function with a custom derivative rule "
+                f"({self.table.eqns[row].primitive.name} at equation path {where}) draws "
+                "keyless random numbers. The pass gives its draws their states but cannot keep "
+                "its rule (the rule would draw again, outside the pass), so its derivative is "
+                "refused rather than silently replaced by the plain one. Draw outside that "
+                "function and pass the noise in, or give it an explicit state.")
+
+        return list(inlined(*invals, *loops))
 
     def draw(self, row, eqn, invals, loops):
         params = eqn.params
