@@ -6,6 +6,7 @@ bit (see docs/spec.md). Distinct messages give independent streams; the same mes
 numbers under ``jit``, ``vmap``, ``scan``, remat and sharding alike.
 """
 
+from jaxpmac._checks._streams import StreamFinding, check_streams
 from jaxpmac._implicit._randomized import DrawSite, draw_sites, randomized
 from jaxpmac._interop._jax_keys import as_jax_key, fold_in_uids, prng_impl
 from jaxpmac._lowering import force_lowering
@@ -31,6 +32,7 @@ __version__ = "0.1.0"
 __all__ = [
     "DrawSite",
     "RNGState",
+    "StreamFinding",
     "as_jax_key",
     "ball",
     "bernoulli",
@@ -39,6 +41,7 @@ __all__ = [
     "bits",
     "categorical",
     "cauchy",
+    "check_streams",
     "chisquare",
     "choice",
     "dirichlet",

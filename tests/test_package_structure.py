@@ -90,6 +90,7 @@ LAYERS = (
     ("jaxpmac._samplers",),
     ("jaxpmac._hail", "jaxpmac._interop"),
     ("jaxpmac._implicit",),
+    ("jaxpmac._checks",),
     ("jaxpmac", "jaxpmac.hail", "jaxpmac.rand"),
     ("jaxpmac._selfcheck", "jaxpmac.__main__"),
 )
@@ -122,7 +123,8 @@ def test_the_registry_holds_every_public_sampler():
     from jaxpmac import hail, rand
     from jaxpmac._samplers._registry import SAMPLERS
 
-    not_samplers = {"DrawSite", "RNGState", "as_jax_key", "draw_sites", "fold_in_uids",
+    not_samplers = {"DrawSite", "RNGState", "StreamFinding", "as_jax_key", "check_streams",
+                    "draw_sites", "fold_in_uids",
                     "force_lowering", "hail", "key", "prng_impl", "rand", "randomized"}
     public = {name for name in jaxpmac.__all__ if name not in not_samplers}
     public |= {"hail_" + name for name in hail.__all__}

@@ -31,6 +31,7 @@ from jax.extend import core as jex
 from jaxpmac._implicit import _draw as draw
 from jaxpmac._implicit import _table as tbl
 from jaxpmac._interop import _jax_compat
+from jaxpmac._samplers import _stream_marks
 
 # Call primitives that carry a user's derivative rule (jax's names across versions).
 CUSTOM_DERIVATIVES = frozenset({"custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr"})
@@ -125,10 +126,13 @@ class Evaluator:
         batch_ndim = params["batch_ndim"]
         n_lanes = uids.shape[-1]
 
+        where = self.site_description(row, eqn)
+
         def one(lane_uids, *arrays):
             state = site.split(lane_uids, *loops) if n_lanes else site.split(*loops)
             kwargs = draw.split_kwargs(params["static"], params["operand_names"], arrays)
-            return explicit(state, **kwargs)
+            with _stream_marks.at_site(where):
+                return explicit(state, **kwargs)
 
         if batch_ndim == 0:
             return one(uids, *operands)
@@ -137,6 +141,14 @@ class Evaluator:
         flat = [x.reshape((size,) + x.shape[batch_ndim:]) for x in (uids, *operands)]
         out = jax.vmap(one)(*flat)
         return out.reshape(batch_shape + out.shape[1:])
+
+    def site_description(self, row, eqn) -> str:
+        """Where a keyless draw is, for check_streams: its line and its site's path."""
+        traceback = eqn.source_info.traceback
+        frames = [(f.file_name, f.line_num) for f in traceback.frames] if traceback else []
+        path = "/".join(f"{s}:{i}" for s, i in self.table.path(row))
+        return (f"{_stream_marks.user_line(frames)} (jp.rand.{eqn.params['sampler']}, "
+                f"implicit site @{path})")
 
     def scan(self, row, eqn, invals, loops):
         n_consts, n_carry = _jax_compat.scan_layout(eqn.params)

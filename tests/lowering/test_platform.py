@@ -81,9 +81,8 @@ def test_eager_and_under_disable_jit_the_default_backends_branch_runs():
 
 def test_vmap_batches_every_branch():
     choice = jax.vmap(_counted_choice(collections.Counter()))
-    np.testing.assert_array_equal(jax.jit(choice)(jnp.arange(4, dtype=jnp.uint32)),
-                                  np.broadcast_to(np.arange(4)[:, None] + _default_backends_offset(),
-                                                  (4, 3)))
+    want = np.broadcast_to(np.arange(4)[:, None] + _default_backends_offset(), (4, 3))
+    np.testing.assert_array_equal(jax.jit(choice)(jnp.arange(4, dtype=jnp.uint32)), want)
     nested = jax.jit(jax.vmap(jax.vmap(_counted_choice(collections.Counter()))))
     assert nested(jnp.zeros((2, 5), jnp.uint32)).shape == (2, 5, 3)
 

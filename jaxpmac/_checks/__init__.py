@@ -1,0 +1,1 @@
+"""Checks of a program's use of streams: :func:`jaxpmac.check_streams`."""

@@ -1,0 +1,128 @@
+"""``jp.check_streams``: every way the issue lists of drawing one stream twice is found, with
+both source lines; distinct streams, disjoint slices and ``cond`` branches are not; traced words
+that may be equal are "cannot tell"; the README's and the notebooks' patterns raise nothing."""
+
+from __future__ import annotations
+
+import inspect
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import jaxpmac as jp
+
+S = jp.key(20261126).split_static("check streams")
+
+
+def _kinds(f, *args):
+    return [finding.kind for finding in jp.check_streams(f, *args)]
+
+
+@pytest.mark.parametrize("wrap", [lambda f: f, jax.jit], ids=["plain", "jit"])
+def test_two_draws_of_one_state_are_found_with_both_lines(wrap):
+    def model():
+        a = jp.normal(S, (4,))
+        b = jp.uniform(S, (4,))
+        return a, b
+    first = f"{__file__}:{inspect.getsourcelines(model)[1] + 1}"
+    second = f"{__file__}:{inspect.getsourcelines(model)[1] + 2}"
+    (finding,) = jp.check_streams(wrap(model))
+    assert (finding.kind, finding.first, finding.second) == ("same stream", first, second)
+    assert "jp.normal and jp.uniform draw from the same state" in finding.why
+
+
+def test_a_state_built_twice_from_one_traced_seed_is_one_state():
+    assert _kinds(lambda seed: (jp.normal(jp.key(seed), ()), jp.normal(jp.key(seed), ())),
+                  jnp.uint32(3)) == ["same stream"]
+
+
+def test_distinct_labels_disjoint_slices_and_cond_branches_are_fine():
+    assert _kinds(lambda: (jp.normal(S.split_static("a"), (4,)),
+                           jp.normal(S.split_static("b"), (4,)))) == []
+    assert _kinds(lambda: (jp.normal(S, (4,)), jp.normal(S, (4,), offset=4))) == []
+    assert _kinds(lambda p: jax.lax.cond(p, lambda: jp.normal(S, (2,)),
+                                         lambda: jp.uniform(S, (2,))), True) == []
+    assert _kinds(lambda: (jp.normal(S.split(1), (4,)), jp.normal(S.split(2), (4,)))) == []
+
+
+def test_overlapping_slices_of_one_stream_are_found():
+    (finding,) = jp.check_streams(lambda: (jp.normal(S, (4,)), jp.normal(S, (4,), offset=2)))
+    assert finding.kind == "overlapping offsets" and "[0, 4) and [2, 6)" in finding.why
+
+
+def test_a_state_that_does_not_vary_over_vmap_lanes_is_found():
+    (finding,) = jp.check_streams(lambda xs: jax.vmap(lambda x: x + jp.normal(S, ()))(xs),
+                                  jnp.zeros(3))
+    assert finding.kind == "same in every vmap lane" and finding.second is None
+    assert _kinds(lambda: jax.vmap(lambda i: jp.normal(S.split(i), ()))(jnp.arange(3))) == []
+
+
+@pytest.mark.parametrize("loop", ["scan", "fori_loop", "while_loop"])
+def test_a_state_that_a_loop_does_not_change_is_found(loop):
+    def same(_):
+        if loop == "scan":
+            return jax.lax.scan(lambda c, x: (c + jp.normal(S, ()), None), 0.0, None, length=3)
+        if loop == "fori_loop":
+            return jax.lax.fori_loop(0, 3, lambda t, c: c + jp.normal(S, ()), 0.0)
+        return jax.lax.while_loop(lambda c: c[0] < 3,
+                                  lambda c: (c[0] + 1, c[1] + jp.normal(S, ())), (0, 0.0))
+
+    def per_step(_):
+        if loop == "scan":
+            return jax.lax.scan(lambda c, t: (c + jp.normal(S.split(t), ()), None), 0.0,
+                                jnp.arange(3))
+        if loop == "fori_loop":
+            return jax.lax.fori_loop(0, 3, lambda t, c: c + jp.normal(S.split(t), ()), 0.0)
+        return jax.lax.while_loop(lambda c: c[0] < 3,
+                                  lambda c: (c[0] + 1, c[1] + jp.normal(S.split(c[0]), ())),
+                                  (0, 0.0))
+    assert _kinds(same, 0.0) == ["same every iteration"]
+    assert _kinds(per_step, 0.0) == []
+
+
+def test_traced_words_that_may_be_equal_cannot_be_told():
+    (finding,) = jp.check_streams(lambda i, j: (jp.normal(S.split(i), ()),
+                                                jp.normal(S.split(j), ())), 1, 2)
+    assert finding.kind == "cannot tell"
+    assert _kinds(lambda i: (jp.normal(S.split(i), ()), jp.normal(S.split(i), ())),
+                  1) == ["same stream"]
+
+
+def test_randomized_functions_are_checked_at_their_sites():
+    model = jp.randomized(lambda x: x + jp.rand.normal(x.shape) + jp.rand.uniform(x.shape))
+    assert _kinds(model, S, jnp.zeros(3)) == []
+    # vmap outside the randomized function: the pass sees no lanes, every example the same.
+    findings = jp.check_streams(lambda xs: jax.vmap(model, in_axes=(None, 0))(S, xs),
+                                jnp.zeros((4, 3)))
+    assert [f.kind for f in findings] == ["same in every vmap lane"] * 2
+    assert "(jp.rand.normal, implicit site @" in findings[0].first
+
+
+def test_the_readme_and_notebook_patterns_raise_nothing():
+    def readme_model(x):
+        h = x + jp.rand.normal(x.shape)
+
+        def step(c, _):
+            return c + jp.rand.uniform(()), None
+        c, _ = jax.lax.scan(step, 0.0, None, length=10)
+        return h * c
+    assert _kinds(jp.randomized(readme_model), jp.key(0), jnp.zeros(3)) == []
+
+    def explicit(state, xs):
+        noise = jax.vmap(lambda i, x: x + jp.normal(state.split(i), x.shape))(
+            jnp.arange(xs.shape[0]), xs)
+        steps = jax.lax.scan(lambda c, t: (c, jp.uniform(state.split_static("steps").split(t),
+                                                         (2,))), None, jnp.arange(5))[1]
+        tiles = [jp.bits(state.split_static("tiles"), (8,), offset=8 * i) for i in range(4)]
+        return noise, steps, tiles
+    assert _kinds(explicit, jp.key(0), jnp.zeros((3, 2))) == []
+
+
+def test_nothing_is_computed_and_a_non_callable_is_an_error():
+    with pytest.raises(TypeError, match="check_streams accepts a callable, but was given int"):
+        jp.check_streams(3)
+    # Marks stay out of programs traced outside a check.
+    program = jax.jit(lambda: jp.normal(S, (2,)))
+    jp.check_streams(program)
+    assert "jaxpmac_stream_mark" not in str(jax.make_jaxpr(program)())
