@@ -26,6 +26,7 @@ import itertools
 import jax
 from jax.extend import core as jex
 
+from jaxpmac._interop import _jax_compat
 from jaxpmac._samplers import _stream_marks
 
 LOOPS = ("scan", "while")
@@ -173,10 +174,11 @@ def _sub_jaxprs(eqn):
     params, name = eqn.params, eqn.primitive.name
     if name == "scan":
         body = _open(params["jaxpr"])
-        return [("jaxpr", body, eqn.invars, set(range(params["num_consts"], len(body.invars))))]
+        n_consts, _ = _jax_compat.scan_layout(params)
+        return [("jaxpr", body, eqn.invars, set(range(n_consts, len(body.invars))))]
     if name == "while":
         cond, body = _open(params["cond_jaxpr"]), _open(params["body_jaxpr"])
-        n_cond, n_body = params["cond_nconsts"], params["body_nconsts"]
+        n_cond, n_body = _jax_compat.while_layout(params)
         carry = eqn.invars[n_cond + n_body:]
         return [("cond_jaxpr", cond, [*eqn.invars[:n_cond], *carry],
                  set(range(n_cond, len(cond.invars)))),
