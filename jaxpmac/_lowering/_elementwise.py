@@ -48,19 +48,24 @@ def _linear_index(shape: tuple[int, ...], dtype) -> jax.Array:
     return index
 
 
-def _positions(shape, skip, per_block: int, *, wide: bool):
+def _positions(shape, skip, per_block: int, *, wide: bool, stride: int = 1):
     """``(block, within)`` of every element of the window: its block, counted from the window's
     first block (``uint64``, or a ``Pair`` unless ``wide``), and its place in that block
-    (uint32). ``wide`` needs x64 on."""
+    (uint32). Element ``i`` of the window is stream element ``skip + stride * i``. ``wide``
+    needs x64 on."""
     shift = per_block.bit_length() - 1
     skip = np.uint32(skip) if isinstance(skip, int) else jnp.asarray(skip).astype(jnp.uint32)
-    if math.prod(shape) + per_block > 1 << 32:    # positions need more than 32 bits
+    if math.prod(shape) * stride + per_block > 1 << 32:    # positions need more than 32 bits
         with jax.enable_x64(True):
-            position = _linear_index(shape, jnp.uint64) + skip.astype(jnp.uint64)
+            position = _linear_index(shape, jnp.uint64)
+            if stride != 1:
+                position = position * np.uint64(stride)
+            position = position + skip.astype(jnp.uint64)
             block = position >> np.uint64(shift)
             within = (position & np.uint64(per_block - 1)).astype(jnp.uint32)
             return (block if wide else w.to_pair(block)), within
-    position = _linear_index(shape, jnp.uint32) + skip
+    position = _linear_index(shape, jnp.uint32)
+    position = (position * np.uint32(stride) if stride != 1 else position) + skip
     block = position >> np.uint32(shift)
     block = block.astype(jnp.uint64) if wide else w.Pair(jnp.zeros_like(block), block)
     return block, position & np.uint32(per_block - 1)
@@ -86,9 +91,10 @@ def _part(word: w.Word, part: jax.Array, bits: int, dtype) -> jax.Array:
 
 
 def stream_window(h, final_tweak, first_block, skip, *, shape: tuple[int, ...], dtype,
-                  wide: bool, whole_blocks: bool = False) -> jax.Array:
+                  wide: bool, whole_blocks: bool = False, stride: int = 1) -> jax.Array:
     """Stream elements ``skip .. skip + prod(shape) - 1`` counted from block ``first_block``,
-    in ``shape`` (row-major), of the hash ``(final_tweak, h)``.
+    in ``shape`` (row-major), of the hash ``(final_tweak, h)``; with ``stride``, every
+    ``stride``-th element from ``skip`` instead.
 
     Words may be static ints, ``Pair`` or ``uint64`` arrays (scalars); ``skip`` is a static int
     or an integer scalar below a block's elements; ``dtype`` a stream dtype (uint64 needs x64
@@ -103,13 +109,13 @@ def stream_window(h, final_tweak, first_block, skip, *, shape: tuple[int, ...], 
     per_block = BLOCK_WORDS * per_word
     if math.prod(shape) == 0:
         return jnp.zeros(shape, dtype)
-    if wide and whole_blocks and bits < WORD_BITS:
+    if wide and whole_blocks and bits < WORD_BITS and stride == 1:
         return _from_words(h, final_tweak, first_block, skip, shape=shape, dtype=dtype)
     with jax.enable_x64(wide or w.x64_enabled()):
         def word(x):
             return x if w.is_static(x) else (w.to_u64(x) if wide else w.to_pair(x))
 
-        block, within = _positions(shape, skip, per_block, wide=wide)
+        block, within = _positions(shape, skip, per_block, wide=wide, stride=stride)
         tweak = (word(final_tweak), w.add(word(first_block), block))
         words = _threefish.encrypt(_threefish.GENERATOR_KEY, tweak, [word(x) for x in h])
         index = within >> np.uint32(per_word.bit_length() - 1)

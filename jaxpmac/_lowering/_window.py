@@ -16,15 +16,17 @@ import jax.numpy as jnp
 from jaxpmac._cipher import _words as w
 from jaxpmac._cipher._stream import elements_per_block, map_words, mapped_dtype
 from jaxpmac._lowering import _chunks, _elementwise, _lanes, _stream_lanes, _tpu_kernel
-from jaxpmac._lowering._platform import (KERNEL_LOWERING, by_platform, dynamic_part,
+from jaxpmac._lowering._platform import (KERNEL_LOWERING, by_platform, dynamic_part, in_kernel,
                                          with_dynamic)
 
 def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word, skip,
                   n: int, n_blocks: int, dtype, *, native: bool, word_map=None,
-                  shape: tuple[int, ...] | None = None) -> jax.Array:
+                  shape: tuple[int, ...] | None = None, stride: int = 1) -> jax.Array:
     """Stream elements ``skip .. skip + n - 1`` of blocks ``first_block ..``, flat ``[n]``;
     ``shape`` is the shape the caller gives them (default ``[n]``), in which the elementwise
-    lowering computes them (a TPU would copy a flat array into a 2-D layout).
+    lowering computes them (a TPU would copy a flat array into a 2-D layout). ``stride``: every
+    ``stride``-th element from ``skip`` instead, in the kernel lowering only (a kernel cannot
+    slice a contiguous window with a stride; elsewhere that slice is the cheaper form).
 
     Arguments as for :func:`counter_stream`; ``skip`` is a static int or an int32 scalar, and
     the ``n_blocks`` blocks from ``first_block`` must hold the elements.
@@ -92,9 +94,14 @@ def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word,
             *h, final_tweak, first_block, skip = with_dynamic(values, dynamic)
             return _elementwise.stream_window(h, final_tweak, first_block, skip, shape=shape,
                                               dtype=dtype, wide=wide,
-                                              whole_blocks=word_map is None)
+                                              whole_blocks=word_map is None, stride=stride)
         return elementwise_window
 
+    if stride != 1:
+        if not in_kernel():
+            raise ValueError("a strided stream window is the kernel lowering's only, but was "
+                             "asked for outside force_lowering('kernel')")
+        return elementwise(KERNEL_LOWERING)(dynamic_part(values))
     return by_platform(dynamic_part(values), rolled=rolled,
                        elementwise=elementwise("elementwise"),
                        elementwise_pairs=elementwise("elementwise_pairs"),

@@ -90,9 +90,9 @@ def _offset_blocks(offset, per_block: int):
 
 
 @partial(jax.jit, static_argnames=("final_tweak", "n", "dtype", "native", "static_skip",
-                                   "word_map", "shape"))
+                                   "word_map", "shape", "stride"))
 def _stream_impl(h, first_block, dynamic_skip, *, final_tweak: int, n: int, dtype,
-                 native: bool, static_skip: int | None, word_map, shape):
+                 native: bool, static_skip: int | None, word_map, shape, stride: int):
     # The hash and block index arrive as arguments, not constants, so that eager draws from
     # many states share one compiled program; under an outer jit they are constants anyway.
     # A first block of 0 (every draw without an offset) arrives as None and stays the static
@@ -103,20 +103,23 @@ def _stream_impl(h, first_block, dynamic_skip, *, final_tweak: int, n: int, dtyp
         h = tuple(w.to_u64(x) for x in h)
         first_block = first_block if w.is_static(first_block) else w.to_u64(first_block)
     per_block = _stream.elements_per_block(dtype)
-    window = dict(native=native, word_map=word_map, shape=shape)
+    window = dict(native=native, word_map=word_map, shape=shape, stride=stride)
+    span = (n - 1) * stride + 1                 # stream elements from the first to the last
     if static_skip is not None:
-        n_blocks = -(-(static_skip + n) // per_block)
+        n_blocks = -(-(static_skip + span) // per_block)
         return _window.stream_window(h, final_tweak, first_block, static_skip, n, n_blocks,
                                      dtype, **window)
-    n_blocks = -(-n // per_block) + 1
+    n_blocks = -(-span // per_block) + 1
     return _window.stream_window(h, final_tweak, first_block, dynamic_skip, n, n_blocks, dtype,
                                  **window)
 
 
 def hash_stream(h, final_tweak: int, n: int, dtype, *, offset: w.Word = 0,
-                native: bool | None = None, word_map=None, shape=None) -> jax.Array:
+                native: bool | None = None, word_map=None, shape=None,
+                stride: int = 1) -> jax.Array:
     """Stream elements ``offset .. offset + n - 1`` of the message hash ``(final_tweak, h)``,
-    flat; ``shape`` is the shape the caller gives them (see ``_window.stream_window``).
+    flat; ``shape`` is the shape the caller gives them (see ``_window.stream_window``);
+    ``stride``: every ``stride``-th element from ``offset`` (inside kernels only).
 
     ``h`` holds four words (static ints or dynamic ``Pair``s); ``offset`` is a static int or a
     dynamic ``Pair`` word; ``native`` forces the cipher path (default: native uint64 words when
@@ -131,7 +134,8 @@ def hash_stream(h, final_tweak: int, n: int, dtype, *, offset: w.Word = 0,
                         None if first_block is None else w.to_pair(first_block),
                         0 if static_skip is not None else skip, final_tweak=final_tweak, n=n,
                         dtype=jnp.dtype(dtype), native=native, static_skip=static_skip,
-                        word_map=word_map, shape=(n,) if shape is None else tuple(shape))
+                        word_map=word_map, shape=(n,) if shape is None else tuple(shape),
+                        stride=stride)
 
 
 def stream(state: RNGState, n: int, dtype, *, offset: w.Word = 0,

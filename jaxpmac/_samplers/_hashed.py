@@ -60,6 +60,14 @@ class HashedState:
                                  offset=_elements_of(self.offset, per_element, n),
                                  word_map=word_map, shape=shape)
 
+    def stream_part(self, n: int, dtype, *, per_element: int, part: int) -> jax.Array:
+        """Stream element ``part`` of each of ``n`` output elements that read ``per_element``
+        each: what ``stream(n * per_element, ...).reshape(n, per_element)[:, part]`` holds,
+        without the strided slice, which a kernel cannot take (kernel lowering only)."""
+        first = w.add(_elements_of(self.offset, per_element, n * per_element), part)
+        return _bits.hash_stream(self.h, self.final_tweak, n, dtype, offset=first,
+                                 stride=per_element)
+
 
 def _elements_of(offset: w.Word, per_element: int, n: int) -> w.Word:
     """The stream offset of a draw at ``offset`` reading ``per_element`` elements each."""

@@ -12,6 +12,7 @@ import numpy as np
 from jax import lax
 
 from jaxpmac._cipher import _limbs
+from jaxpmac._lowering import _platform
 from jaxpmac._message import _inputs
 from jaxpmac._samplers import _bits
 from jaxpmac._samplers import _fixed_math
@@ -93,6 +94,10 @@ def _from_limbs(limbs, dtype):
 def random_limbs(state, n: int, n_limbs: int) -> list:
     """``n_limbs`` uint32 limbs of ``n`` random integers; element ``i`` is 32-bit stream
     elements ``n_limbs*i ..`` (little-endian: its 64-bit stream words, low word first)."""
+    if _platform.in_kernel():
+        # A kernel has no strided slice: each limb is a strided window of the stream.
+        return [state.stream_part(n, jnp.uint32, per_element=n_limbs, part=k)
+                for k in range(n_limbs)]
     flat = state.stream(n * n_limbs, jnp.uint32, per_element=n_limbs).reshape(n, n_limbs)
     return [flat[:, k] for k in range(n_limbs)]
 

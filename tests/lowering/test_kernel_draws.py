@@ -29,6 +29,7 @@ SAMPLERS = {
     "gumbel": lambda s, shape=TILE, offset=0: jp.gumbel(s, shape, offset=offset),
     "truncated_normal": lambda s, shape=TILE, offset=0: jp.truncated_normal(
         s, -1.0, 2.0, shape, offset=offset),
+    "randint": lambda s, shape=TILE, offset=0: jp.randint(s, shape, -3, 1000, offset=offset),
 }
 
 
