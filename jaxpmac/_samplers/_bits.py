@@ -11,7 +11,7 @@ import numpy as np
 
 from jaxpmac._cipher import _stream
 from jaxpmac._cipher import _words as w
-from jaxpmac._lowering import _window
+from jaxpmac._lowering import _platform, _window
 from jaxpmac._message import _inputs
 from jaxpmac._message._state import RNGState
 from jaxpmac._samplers._registry import sampler
@@ -74,8 +74,9 @@ def check_offset(offset, *, name: str) -> w.Word:
 
 
 def use_native_words() -> bool:
-    """The native-uint64 cipher path runs whenever 64-bit types are enabled."""
-    return w.x64_enabled()
+    """The native-uint64 cipher path runs whenever 64-bit types are enabled, except inside a
+    kernel (a Mosaic kernel has no 64-bit type; the pairs give the same bits)."""
+    return w.x64_enabled() and not _platform.in_kernel()
 
 
 def _offset_blocks(offset, per_block: int):

@@ -70,6 +70,33 @@ def test_a_tiles_slice_of_one_stream_in_a_kernel_equals_the_draw_outside(name):
     np.testing.assert_array_equal(got, whole)
 
 
+# With x64 on, the 32-bit draws a kernel can hold (default dtypes would be 64-bit).
+SAMPLERS_32 = {
+    "bits": lambda s: jp.bits(s, TILE, jnp.uint32),
+    "uniform": lambda s: jp.uniform(s, TILE, jnp.float32),
+    "normal": lambda s: jp.normal(s, TILE, jnp.float32),
+    "bernoulli": lambda s: jp.bernoulli(s, 0.3, TILE).astype(jnp.int32),
+    "exponential": lambda s: jp.exponential(s, TILE, jnp.float32),
+    "gumbel": lambda s: jp.gumbel(s, TILE, jnp.float32),
+    "truncated_normal": lambda s: jp.truncated_normal(s, -1.0, 2.0, TILE, jnp.float32),
+    "randint": lambda s: jp.randint(s, TILE, -3, 1000, jnp.int32),
+}
+
+
+@pytest.mark.parametrize("name", SAMPLERS_32)
+def test_with_x64_on_a_32_bit_kernel_draw_equals_the_draw_outside(name):
+    # Inside a kernel the words stay uint32 pairs (Mosaic has no 64-bit type), with the bits
+    # of the uint64 words the same draw uses outside.
+    def draw(i):
+        return SAMPLERS_32[name](STATE.split(i))
+    with jax.enable_x64(True):
+        got = jax.jit(_kernel_call(draw, interpret=True))()
+        np.testing.assert_array_equal(got, _outside(draw))
+        lowered = jax.jit(_kernel_call(draw, interpret=False)).trace().lower(
+            lowering_platforms=("tpu",)).as_text()
+    assert lowered.count("tpu_custom_call") == 1
+
+
 @pytest.mark.parametrize("name", SAMPLERS)
 def test_lowered_for_a_tpu_a_kernel_draw_is_one_mosaic_call(name):
     # Mosaic lowers every equation here (its compile, libtpu's, is checked deviceless:
