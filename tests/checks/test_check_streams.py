@@ -119,6 +119,32 @@ def test_the_readme_and_notebook_patterns_raise_nothing():
     assert _kinds(explicit, jp.key(0), jnp.zeros((3, 2))) == []
 
 
+def test_the_notebooks_models_raise_nothing():
+    root = jp.key(0)
+
+    def quickstart(ids, x):
+        walk_state = root.split_static("random walk")
+        _, path = jax.lax.scan(
+            lambda position, t: (position + jp.normal(walk_state.split(t), (3,)), position),
+            jnp.zeros(3), jnp.arange(20))
+        noise_state = root.split_static("augment")
+        augmented = jax.vmap(lambda i, xi: xi + jp.normal(noise_state.split(i), xi.shape))(ids, x)
+        s = root.split_static("samplers")
+        draws = (jp.uniform(s.split(0), (8,)), jp.exponential(s.split(1), (8,)),
+                 jp.gamma(s.split(2), 2.5, (8,)), jp.poisson(s.split(4), 4.0, (8,)))
+        streams = jax.vmap(lambda i: jp.uniform(root.split(i), (16,)))(jnp.arange(4))
+        return path, augmented, draws, streams
+    assert _kinds(quickstart, jnp.arange(8), jnp.zeros((8, 5))) == []
+
+    @jp.randomized
+    def hail_matrix():
+        def cell():
+            return jax.lax.scan(lambda c, _: (c, jp.rand.hail_rand_int32(100)), None, None,
+                                length=4)[1]
+        return jax.vmap(lambda r: jax.vmap(lambda c: cell())(jnp.arange(3)))(jnp.arange(2))
+    assert _kinds(hail_matrix, root) == []
+
+
 def test_nothing_is_computed_and_a_non_callable_is_an_error():
     with pytest.raises(TypeError, match="check_streams accepts a callable, but was given int"):
         jp.check_streams(3)
