@@ -7,7 +7,8 @@ numbered by its place in the program moves when draws are added before it; a key
 ``name=`` pins it instead, as Hail's ``seed=`` does: ``rand.normal(shape, name="dropout1")``
 draws from ``state.split_static("jaxpmac.rand.name", "dropout1")`` (then its vmap lanes and
 loop indices, as every site), whatever other draws the function makes; two draws of one name
-are an error.
+are an error. Inside ``with keyed_by(example_id):`` draws are keyed by the uid instead of the
+lanes and loop indices it varies over (:func:`keyed_by`).
 
 Example:
     >>> import jax.numpy as jnp, jaxpmac as jp
@@ -22,6 +23,7 @@ import inspect
 from typing import Callable
 
 from jaxpmac._implicit._draw import draw as _draw
+from jaxpmac._implicit._draw import keyed_by
 from jaxpmac._samplers._registry import SAMPLERS as _SAMPLERS
 
 
@@ -50,5 +52,5 @@ def _keyless(sampler: str, explicit: Callable) -> Callable:
 
 
 # jaxpmac/__init__.py imports every sampler module before this one, so the registry is full.
-__all__ = sorted(_SAMPLERS)
-globals().update({name: _keyless(name, _SAMPLERS[name]) for name in __all__})
+__all__ = sorted([*_SAMPLERS, "keyed_by"])
+globals().update({name: _keyless(name, _SAMPLERS[name]) for name in _SAMPLERS})

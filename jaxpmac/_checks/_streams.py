@@ -26,7 +26,7 @@ import itertools
 import jax
 from jax.extend import core as jex
 
-from jaxpmac._interop import _jax_compat
+from jaxpmac._implicit import _table
 from jaxpmac._samplers import _stream_marks
 
 LOOPS = ("scan", "while")
@@ -120,9 +120,9 @@ class _Walk:
                           for v in eqn.invars),
                     tuple((i, name, i in operand_taint) for i, name in loops), branches))
                 continue
-            inner = _sub_jaxprs(eqn)
+            inner = _table.dataflow_subs(eqn)
             in_taint = taint_of(eqn.invars)
-            for sub_index, (name, sub, operands, varying) in enumerate(inner):
+            for sub_index, (sub, operands, varying) in enumerate(inner):
                 sub_keys, sub_taint = dict(keys), dict(taint)
                 sub_loops, sub_branches = loops, branches
                 if eqn.primitive.name in LOOPS:
@@ -161,40 +161,6 @@ def _params_key(params) -> str:
 
 def _is_constant(key) -> bool:
     return isinstance(key, tuple) and key and key[0] == "constant"
-
-
-def _open(jaxpr):
-    return jaxpr.jaxpr if isinstance(jaxpr, jex.ClosedJaxpr) else jaxpr
-
-
-def _sub_jaxprs(eqn):
-    """``(param, jaxpr, operands, varying positions)`` for each sub-jaxpr of ``eqn``: the outer
-    values its inputs take (positionally), and which of them change from one iteration to
-    the next (a loop's carry and scanned values)."""
-    params, name = eqn.params, eqn.primitive.name
-    if name == "scan":
-        body = _open(params["jaxpr"])
-        n_consts, _ = _jax_compat.scan_layout(params)
-        return [("jaxpr", body, eqn.invars, set(range(n_consts, len(body.invars))))]
-    if name == "while":
-        cond, body = _open(params["cond_jaxpr"]), _open(params["body_jaxpr"])
-        n_cond, n_body = _jax_compat.while_layout(params)
-        carry = eqn.invars[n_cond + n_body:]
-        return [("cond_jaxpr", cond, [*eqn.invars[:n_cond], *carry],
-                 set(range(n_cond, len(cond.invars)))),
-                ("body_jaxpr", body, [*eqn.invars[n_cond:n_cond + n_body], *carry],
-                 set(range(n_body, len(body.invars))))]
-    if name == "cond":
-        return [("branches", _open(branch), eqn.invars[1:], set())
-                for branch in params["branches"]]
-    found = []
-    for param, value in params.items():
-        if isinstance(value, (jex.ClosedJaxpr, jex.Jaxpr)):
-            sub = _open(value)
-            # A call (jit, checkpoint, custom derivatives): its inputs are its operands.
-            operands = eqn.invars if len(sub.invars) == len(eqn.invars) else []
-            found.append((param, sub, operands, set()))
-    return found
 
 
 def _single_findings(uses: list[_Use]) -> list[StreamFinding]:

@@ -49,6 +49,7 @@ def sampler(name: str) -> Callable:
 class _Roots(threading.local):
     def __init__(self):
         self.depth = 0      # how many randomized functions this thread is tracing
+        self.keys = []      # the uids of the enclosing keyed_by blocks, innermost last
 
 
 _ROOTS = _Roots()
@@ -75,6 +76,27 @@ def root_context():
             _ROOTS.depth -= 1
 
 
+@contextlib.contextmanager
+def keyed_by(uid):
+    """Keyless draws in this block are keyed by ``uid`` (e.g. an example's id, inside the
+    function a ``vmap`` maps) rather than by positions: wherever ``uid`` varies over a ``vmap``
+    around the draw, its lane index is dropped, and wherever it varies with a loop, the loop's
+    iteration index is; ``uid`` is the draw's first dynamic word. So per-example noise is the
+    same however the batch is cut, ordered or mapped (``lax.map(batch_size=k)`` included).
+    Lanes and loops over which ``uid`` does not vary (inside the block, or outside it over
+    other things) are kept. Blocks nest: the innermost uid keys the draw."""
+    if not _ROOTS.depth:
+        raise RuntimeError("jaxpmac.rand.keyed_by works only inside a function transformed by "
+                           "jaxpmac.randomized, but was used outside one")
+    _inputs.words_of(uid, name="jaxpmac.rand.keyed_by uid", allow_vector=False,
+                     accepts="an int or an integer scalar array (traced or not)")
+    _ROOTS.keys.append(jnp.asarray(uid))
+    try:
+        yield
+    finally:
+        _ROOTS.keys.pop()
+
+
 # -- the primitive ---------------------------------------------------------------------------
 
 draw_p = Primitive("jaxpmac_draw")
@@ -88,8 +110,8 @@ def _draw_impl(*args, **params):
 
 
 def _draw_abstract_eval(*avals, sampler, static, operand_names, base_shape, dtype, batch_ndim,
-                        name):
-    del sampler, static, operand_names, name
+                        name, keyed):
+    del sampler, static, operand_names, name, keyed
     uids = avals[-1]
     return jax.core.ShapedArray(tuple(uids.shape[:batch_ndim]) + tuple(base_shape), dtype)
 
@@ -100,13 +122,15 @@ def _draw_batcher(axis_data, vals, dims, *, batch_ndim, **params):
     *operand_dims, uids_dim = dims
     # Batch axes live at the front, outer vmaps first: this (outer) vmap's axis goes to 0.
     operands = [batching.bdim_at_front(x, d, size) for x, d in zip(operands, operand_dims)]
-    if uids_dim is None:
+    # A keyed draw whose uid (its last operand) varies over this vmap takes no lane from it.
+    keyed_here = params["keyed"] and operand_dims[-1] is not None
+    if uids_dim is None and not keyed_here:
         # This vmap's lane, outside every lane recorded so far (those of inner vmaps).
         uids = batching.bdim_at_front(uids, None, size)
         lane = lax.broadcast_in_dim(lax.iota(jnp.int32, size), uids.shape[:-1] + (1,), (0,))
         uids = lax.concatenate([lane, uids], uids.ndim - 1)
     else:
-        uids = jnp.moveaxis(uids, uids_dim, 0)
+        uids = batching.bdim_at_front(uids, uids_dim, size)
     out = draw_p.bind(*operands, uids, batch_ndim=batch_ndim + 1, **params)
     return out, 0
 
@@ -203,6 +227,9 @@ def draw(sampler_name: str, site_name: str | None = None, **kwargs) -> jax.Array
     _check_concrete_values(sample, operands)
     # No lanes yet: each vmap around this draw adds its own in draw_p's batching rule.
     uids = jnp.zeros((0,), jnp.int32)
+    keyed = bool(_ROOTS.keys)
+    if keyed:
+        operands = [*operands, _ROOTS.keys[-1]]
     return draw_p.bind(*operands, uids, sampler=sampler_name, static=static,
                        operand_names=tuple(operand_names), base_shape=tuple(out.shape),
-                       dtype=np.dtype(out.dtype), batch_ndim=0, name=site_name)
+                       dtype=np.dtype(out.dtype), batch_ndim=0, name=site_name, keyed=keyed)

@@ -127,9 +127,19 @@ class Evaluator:
         n_lanes = uids.shape[-1]
 
         where = self.site_description(row, eqn)
+        if params["keyed"]:
+            # keyed_by: its uid first, then the lanes and loop indices it does not vary with.
+            dropped = self.table.keyed_loops[row]
+            loops = tuple(t for loop, t in zip(self.table.loops_of(row), loops)
+                          if loop not in dropped)
 
         def one(lane_uids, *arrays):
-            state = site.split(lane_uids, *loops) if n_lanes else site.split(*loops)
+            if params["keyed"]:
+                *arrays, uid = arrays
+                words = (uid, lane_uids) if n_lanes else (uid,)
+            else:
+                words = (lane_uids,) if n_lanes else ()
+            state = site.split(*words, *loops)
             kwargs = draw.split_kwargs(params["static"], params["operand_names"], arrays)
             with _stream_marks.at_site(where):
                 return explicit(state, **kwargs)

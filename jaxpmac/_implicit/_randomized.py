@@ -80,8 +80,12 @@ def _sites(table: tbl.Table) -> list[DrawSite]:
     for row in table.draw_rows():
         eqn = table.eqns[row]
         n_lanes = eqn.invars[-1].aval.shape[-1]
-        names = [f"vmap lane {j}" for j in range(n_lanes)]
+        keyed = eqn.params["keyed"]
+        names = ["keyed_by uid"] if keyed else []
+        names += [f"vmap lane {j}" for j in range(n_lanes)]
         for loop in table.loops_of(row):
+            if keyed and loop in table.keyed_loops[row]:
+                continue
             where = "/".join(f"{s}:{i}" for s, i in table.path(loop))
             names.append(f"{table.eqns[loop].primitive.name} iteration @{where}")
         sites.append(DrawSite(eqn.params["sampler"], table.bits[row], table.static_words(row),

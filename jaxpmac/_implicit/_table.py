@@ -39,6 +39,7 @@ import numpy as np
 from jax.extend import core as jex
 
 from jaxpmac._implicit._draw import draw_p
+from jaxpmac._interop import _jax_compat
 
 LOOPS = frozenset({"scan", "while"})
 TRANSPARENT = frozenset({"cond", "jit", "pjit", "custom_jvp_call", "custom_vjp_call",
@@ -99,6 +100,7 @@ class Table:
     scope_bits: dict           # (loop row, sub) -> bit string of that scope
     row_of: dict               # (parent, sub, index) -> row
     names: list                # draws: their name= (None: unnamed); others None
+    keyed_loops: dict          # keyed draws: the enclosing loop rows their uid varies with
 
     def static_words(self, row: int) -> tuple:
         """The static words of draw ``row``'s site."""
@@ -230,14 +232,72 @@ def build(jaxpr) -> Table:
             for s, suffix in zip(subs, halving(len(subs))):
                 scope_bits[(row, s)] = bits[row] + suffix
     row_of = {(int(parent[r]), int(sub[r]), int(index[r])): r for r in range(n)}
+    keyed_loops = _keyed_loops(jaxpr, {id(eqn): row for row, eqn in enumerate(eqns)})
     return Table(eqns, parent, sub, index, kind, uses, scope_loop, scope_sub, bits, scope_bits,
-                 row_of, names)
+                 row_of, names, keyed_loops)
+
+
+def _keyed_loops(jaxpr, row_of_eqn: dict) -> dict:
+    """For each keyed draw (``keyed_by``), the rows of the loops around it whose iterations its
+    uid varies with: data flow from each loop's carried and scanned values (its constants do
+    not vary with it), through every equation and sub-jaxpr."""
+    found = {}
+
+    def walk(jaxpr, varies: dict):
+        def of(vs):
+            out = set()
+            for v in vs:
+                if not isinstance(v, jex.Literal):
+                    out |= varies.get(v, set())
+            return out
+
+        for eqn in jaxpr.eqns:
+            row = row_of_eqn[id(eqn)]
+            if eqn.primitive is draw_p and eqn.params["keyed"]:
+                found[row] = frozenset(of([eqn.invars[-2]]))    # the uid, before the lanes
+            for sub, operands, loop_inputs in dataflow_subs(eqn):
+                inner = {}
+                for position, v in enumerate(sub.invars):
+                    inner[v] = of([operands[position]]) if position < len(operands) else set()
+                    if position in loop_inputs:
+                        inner[v] = inner[v] | {row}
+                walk(sub, inner)
+            for v in eqn.outvars:
+                varies[v] = of(eqn.invars)
+    walk(jaxpr, {})
+    return found
+
+
+def dataflow_subs(eqn):
+    """``(jaxpr, the outer values of its inputs, the positions that change each iteration)``
+    for each sub-jaxpr of ``eqn``."""
+    params, name = eqn.params, eqn.primitive.name
+    if name == "scan":
+        body = open_jaxpr(params["jaxpr"])
+        n_consts, _ = _jax_compat.scan_layout(params)
+        return [(body, eqn.invars, set(range(n_consts, len(body.invars))))]
+    if name == "while":
+        cond, body = open_jaxpr(params["cond_jaxpr"]), open_jaxpr(params["body_jaxpr"])
+        n_cond, n_body = _jax_compat.while_layout(params)
+        carry = eqn.invars[n_cond + n_body:]
+        return [(cond, [*eqn.invars[:n_cond], *carry], set(range(n_cond, len(cond.invars)))),
+                (body, [*eqn.invars[n_cond:n_cond + n_body], *carry],
+                 set(range(n_body, len(body.invars))))]
+    if name == "cond":
+        return [(open_jaxpr(branch), eqn.invars[1:], set()) for branch in params["branches"]]
+    return [(open_jaxpr(j), eqn.invars if len(open_jaxpr(j).invars) == len(eqn.invars) else [],
+             set()) for _, _, j in sub_jaxprs(params)]
 
 
 def _check_unique_names(names, parent, sub, index, eqns) -> None:
+    """One name, one site, except among draws keyed by ``keyed_by``: there the uid tells the
+    draws apart, and a function traced twice (``lax.map`` with a ``batch_size``: its batches
+    and its remainder) makes two equations of one named draw."""
     first_row: dict[str, int] = {}
     for row, name in enumerate(names):
         if name is None:
+            continue
+        if name in first_row and all(eqns[r].params["keyed"] for r in (row, first_row[name])):
             continue
         if name in first_row:
             other = first_row[name]

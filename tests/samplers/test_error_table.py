@@ -694,6 +694,12 @@ ROWS = [
             "transformed by jaxpmac.randomized"),
            ("name not a non-empty str", "jp.randomized(lambda: jp.rand.normal((2,), name=''))(S)",
             TypeError, "jaxpmac.rand.normal name accepts a non-empty str or None, but was given"),
+           ("keyed_by outside randomized", "jp.rand.keyed_by(3).__enter__()", RuntimeError,
+            "jaxpmac.rand.keyed_by works only inside a function transformed by "
+            "jaxpmac.randomized"),
+           ("keyed_by with a float uid",
+            "jp.randomized(lambda: jp.rand.keyed_by(1.5).__enter__())(S)", TypeError,
+            "jaxpmac.rand.keyed_by uid accepts an int or an integer scalar array"),
            ("two draws of one name",
             "jp.randomized(lambda: (jp.rand.normal(name='a'), jp.rand.uniform(name='a')))(S)",
             ValueError, "two draws are named 'a'"),
@@ -799,7 +805,7 @@ def test_docs_show_the_generated_tables():
 
 
 def _rand_names():
-    return sorted(jp.rand.__all__)
+    return sorted(name for name in jp.rand.__all__ if name != "keyed_by")
 
 
 @pytest.mark.parametrize("name", _rand_names())
