@@ -105,11 +105,7 @@ class _Walk:
             return keys.get(v, v)
 
         def taint_of(vs):
-            found = set()
-            for v in vs:
-                if not isinstance(v, jex.Literal):
-                    found |= taint.get(v, set())
-            return found
+            return _table.loops_varied(taint, vs)
 
         for eqn in jaxpr.eqns:
             if eqn.primitive is _stream_marks.stream_mark_p:

@@ -245,11 +245,7 @@ def _keyed_loops(jaxpr, row_of_eqn: dict) -> dict:
 
     def walk(jaxpr, varies: dict):
         def of(vs):
-            out = set()
-            for v in vs:
-                if not isinstance(v, jex.Literal):
-                    out |= varies.get(v, set())
-            return out
+            return loops_varied(varies, vs)
 
         for eqn in jaxpr.eqns:
             row = row_of_eqn[id(eqn)]
@@ -266,6 +262,16 @@ def _keyed_loops(jaxpr, row_of_eqn: dict) -> dict:
                 varies[v] = of(eqn.invars)
     walk(jaxpr, {})
     return found
+
+
+def loops_varied(varies: dict, values) -> set:
+    """The loops any of ``values`` (jaxpr variables or literals) varies with, by ``varies``:
+    variable -> the loops it varies with."""
+    out = set()
+    for v in values:
+        if not isinstance(v, jex.Literal):
+            out |= varies.get(v, set())
+    return out
 
 
 def dataflow_subs(eqn):
