@@ -133,7 +133,6 @@ def output_shape(shape, params, *, name: str) -> tuple[int, ...]:
     return shape
 
 
-
 def kernel_operands(shape: tuple[int, ...], *params):
     """``params`` as they are, or broadcast to ``shape`` inside a Pallas kernel: there a concrete
     scalar is a literal of the kernel's jaxpr, and Pallas' Triton lowering fails on an operation
