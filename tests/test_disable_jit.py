@@ -196,6 +196,29 @@ def _randomized_model(x):
     return noisy, c, ys, total, branch, per_example
 
 
+def _check_streams():
+    model = jp.randomized(_randomized_model)
+    x = jnp.arange(3.0)
+    reused = lambda: (jp.normal(ROOT, (2,)), jp.uniform(ROOT, (2,)))  # noqa: E731
+    with jax.disable_jit():
+        assert jp.check_streams(model, ROOT, x) == []
+        (finding,) = jp.check_streams(reused)
+    assert isinstance(finding, jp.StreamFinding) and finding.kind == "same stream"
+
+
+def _check_keyed_by():
+    def keyed(ids):
+        def one(i):
+            with jp.rand.keyed_by(i):
+                return jp.rand.normal((2,))
+        return jax.vmap(one)(ids)
+    model = jp.randomized(keyed)
+    ids = jnp.arange(5, 9)
+    want = jax.jit(model)(ROOT, ids)
+    with jax.disable_jit():
+        np.testing.assert_array_equal(np.asarray(model(ROOT, ids)), np.asarray(want))
+
+
 def _check_draw_sites():
     model = jp.randomized(_randomized_model)
     x = jnp.arange(3.0)
@@ -266,6 +289,12 @@ OTHERS = {
                                  _check_draw_sites),
     "jaxpmac.DrawSite": NoDraw("a record of a site (see draw_sites); its state() is checked "
                                "there", _check_draw_sites),
+    "jaxpmac.check_streams": NoDraw("traces and reports, computes nothing; checked: the same "
+                                    "findings under disable_jit", _check_streams),
+    "jaxpmac.StreamFinding": NoDraw("a record of a finding (see check_streams)",
+                                    _check_streams),
+    "jaxpmac.rand.keyed_by": NoDraw("a context for keyless draws; checked: a keyed model gives "
+                                    "its jitted values under disable_jit", _check_keyed_by),
     "jaxpmac.force_lowering": NoDraw("a context switch; checked: every forced lowering gives "
                                      "the jitted bits and normals under disable_jit",
                                      _check_force_lowering),

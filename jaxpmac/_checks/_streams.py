@@ -80,7 +80,9 @@ def check_streams(f, *args, **kwargs) -> list[StreamFinding]:
     """
     if not callable(f):
         raise TypeError(f"check_streams accepts a callable, but was given {type(f).__name__}")
-    with _stream_marks.marking():
+    # Traced with jit enabled even under jax.disable_jit (as randomized traces), so that words
+    # known when tracing stay the constants they are in the jitted program.
+    with _stream_marks.marking(), jax.disable_jit(False):
         closed = jax.make_jaxpr(f)(*args, **kwargs)
     uses = _Walk().uses(closed.jaxpr)
     return _single_findings(uses) + _pair_findings(uses)

@@ -63,8 +63,8 @@ DRAWS = {
 
 def test_every_public_draw_is_listed():
     samplers = {name for name in jp.__all__ if name not in (
-        "DrawSite", "RNGState", "as_jax_key", "draw_sites", "fold_in_uids", "force_lowering",
-        "hail", "key", "prng_impl", "rand", "randomized")}
+        "DrawSite", "RNGState", "StreamFinding", "as_jax_key", "check_streams", "draw_sites",
+        "fold_in_uids", "force_lowering", "hail", "key", "prng_impl", "rand", "randomized")}
     hail_draws = {f"hail.{name}" for name in hail.__all__ if name != "rand_int64"}  # needs x64
     assert samplers | hail_draws <= set(DRAWS)
 
