@@ -211,6 +211,7 @@ def test_quick_isa_prints_a_table_per_level(capsys):
         "x") == 2   # run time ratio / compile time ratio
 
 
+@pytest.mark.slow
 def test_the_gpu_float_stage_comparison_runs_and_finds_one_backend_equal_to_itself():
     # On a CPU-only machine both "devices" are the CPU: every stage agrees with itself.
     from benchmarks import gpu_float_stages

@@ -83,7 +83,9 @@ SAMPLERS_32 = {
 }
 
 
-@pytest.mark.parametrize("name", SAMPLERS_32)
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=() if name in ("bits", "normal", "randint") else pytest.mark.slow)
+    for name in SAMPLERS_32])
 def test_with_x64_on_a_32_bit_kernel_draw_equals_the_draw_outside(name):
     # Inside a kernel the words stay uint32 pairs (Mosaic has no 64-bit type), with the bits
     # of the uint64 words the same draw uses outside.
