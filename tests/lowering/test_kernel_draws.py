@@ -59,7 +59,9 @@ def test_a_tiles_own_stream_in_a_kernel_equals_the_draw_outside(name):
     np.testing.assert_array_equal(got, _outside(draw))
 
 
-@pytest.mark.parametrize("name", SAMPLERS)
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=() if name in ("bits", "normal", "randint") else pytest.mark.slow)
+    for name in SAMPLERS])
 def test_a_tiles_slice_of_one_stream_in_a_kernel_equals_the_draw_outside(name):
     values = TILE[0] * TILE[1]
 

@@ -48,15 +48,17 @@ def _assert_same(got, want):
     np.testing.assert_array_equal(got, want)
 
 
-# With x64 on by default only where it changes what a value reads: 64-bit words (float64),
-# two stream elements a value (randint's 128-bit integers, the precise uniform), the raw bits;
-# the other samplers' x64 cases are in the slow run.
-X64_IN_DEFAULT_RUN = {"bits", "uniform_precise", "normal", "randint"}
+# In the default run: a sampler of each way of reading the stream (raw bits; one word a value,
+# mapped; two a value: randint's limbs, the precise uniform with its continuation; traced
+# bounds; an inverse CDF with parameters), x64 off and on (64-bit words, 128-bit integers).
+# The others, which read as ``normal`` does, are in the slow run.
+IN_DEFAULT_RUN = {"bits", "normal", "randint", "uniform_precise", "uniform_traced_bounds",
+                  "truncated_normal"}
 
 
 @pytest.mark.parametrize("name, x64", [
     pytest.param(name, x64, id=f"{name}-x64_{'on' if x64 else 'off'}",
-                 marks=() if not x64 or name in X64_IN_DEFAULT_RUN else pytest.mark.slow)
+                 marks=() if name in IN_DEFAULT_RUN else pytest.mark.slow)
     for name in SAMPLERS for x64 in (False, True)])
 def test_a_draw_at_an_offset_is_a_slice_of_the_larger_draw(name, x64):
     with jax.enable_x64(x64):
