@@ -126,7 +126,8 @@ class Evaluator:
         batch_ndim = params["batch_ndim"]
         n_lanes = uids.shape[-1]
 
-        where = self.site_description(row, eqn)
+        # Only a check_streams trace reads the site's description (a walk of its traceback).
+        where = self.site_description(row, eqn) if _stream_marks.active() else None
         if params["keyed"]:
             # keyed_by: its uid first, then the lanes and loop indices it does not vary with.
             dropped = self.table.keyed_loops[row]

@@ -82,8 +82,9 @@ def active() -> bool:
 
 
 @contextlib.contextmanager
-def at_site(description: str):
-    """Names the draws made inside this block (the implicit pass: a keyless draw's site)."""
+def at_site(description: str | None):
+    """Names the draws made inside this block (the implicit pass: a keyless draw's site; None
+    outside a check, where nothing is marked)."""
     outer, _CONTEXT.site = _CONTEXT.site, description
     try:
         yield
