@@ -53,10 +53,27 @@ def _on(device, fn, *args, lowering=None):
         return np.asarray(jax.jit(fn)(*args))
 
 
-def _differing(a: np.ndarray, b: np.ndarray) -> int:
-    a, b = np.asarray(a), np.asarray(b)
-    both_nan = np.isnan(a) & np.isnan(b) if a.dtype.kind == "f" else False
-    return int(((a.view(np.uint32) != b.view(np.uint32)) & ~both_nan).sum())
+class Differing(int):
+    """How many float32 values differ (an int), with ``detail``: the largest distance in ulps
+    and the first differing value on each side (whether a last bit or a whole value moved)."""
+    detail = ""
+
+
+def _differing(a: np.ndarray, b: np.ndarray) -> Differing:
+    a, b = np.asarray(a, np.float32), np.asarray(b, np.float32)
+    both_nan = np.isnan(a) & np.isnan(b)
+    differ = (a.view(np.uint32) != b.view(np.uint32)) & ~both_nan
+    count = Differing(int(differ.sum()))
+    if count:
+        # Ordered integers: adjacent floats are adjacent integers, across zero too.
+        def ordered(x):
+            bits = x.view(np.int32).astype(np.int64)
+            return np.where(bits < 0, -(bits & 0x7FFFFFFF), bits)
+        ulps = np.abs(ordered(a) - ordered(b))[differ]
+        first = np.flatnonzero(differ)[0]
+        count.detail = (f"  (up to {int(ulps.max())} ulp; value {first}: cpu {a.flat[first]!r}, "
+                        f"other {b.flat[first]!r})")
+    return count
 
 
 def stages():
@@ -114,7 +131,7 @@ def main() -> int:
     print(f"{other.device_kind} ({other.platform}) against {cpu.device_kind} (cpu), "
           f"jax {jax.__version__}")
     for name, count in stages():
-        print(f"{count:6d} differ  {name}", flush=True)
+        print(f"{count:6d} differ  {name}{count.detail}", flush=True)
     return 0
 
 
