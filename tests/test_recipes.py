@@ -51,3 +51,22 @@ def test_recipe_runs(name):
     done = subprocess.run([sys.executable, str(RECIPES / f"{name}.py")], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+
+def test_predictive_refuses_a_pmac_key_as_the_numpyro_recipe_says():
+    # numpyro_nuts.md's reason for its workaround: when this passes no more, update the page.
+    if _missing(["numpyro"]):
+        pytest.skip("numpyro is not installed")
+    import jax
+    import numpyro
+    import numpyro.distributions as dist
+    from numpyro.infer import Predictive
+
+    import jaxpmac as jp
+
+    def model():
+        numpyro.sample("x", dist.Normal(0.0, 1.0))
+
+    assert jax.random.key_data(jp.as_jax_key(jp.key(0))).shape != (2,)
+    with pytest.raises(TypeError, match="Incorrect type for rng_seed"):
+        Predictive(model, num_samples=2)(jp.as_jax_key(jp.key(0)))
