@@ -88,11 +88,17 @@ def _static_sum_of_labels(nonce: Optional[int], labels: tuple[int, ...]) -> tupl
 
 
 def _leaf(word: w.Word) -> w.Pair:
-    """A word as pytree leaves: static words become ``uint32`` scalar pairs."""
-    return w.pair_const(word) if w.is_static(word) else word
+    """A word as pytree leaves: static words become pairs of 0-d ``uint32`` arrays (arrays, not
+    numpy scalars: checkpointers such as orbax's accept arrays as leaves of a restore target)."""
+    if not w.is_static(word):
+        return word
+    hi, lo = w.pair_const(word)
+    return w.Pair(np.asarray(hi), np.asarray(lo))
 
 
 def _is_concrete_scalar(x) -> bool:
+    if isinstance(x, int) and not isinstance(x, bool):
+        return 0 <= x <= w.MASK32          # a leaf read back as a Python int (a checkpoint)
     return (isinstance(x, (np.ndarray, np.generic, jax.Array))
             and not isinstance(x, jax.core.Tracer) and np.ndim(x) == 0
             and np.issubdtype(x.dtype, np.unsignedinteger))
