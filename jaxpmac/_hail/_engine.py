@@ -503,21 +503,26 @@ def next_double_bits(eng: Engine) -> tuple[Engine, w.Pair]:
 
     ``exponent = 1022 - (64 per all-zero word) - trailing zeros`` of the first nonzero word;
     the significand is that word's top 52 bits, or the next word's when it has 12 or more
-    trailing zeros. The all-zero words (probability ``2**-64`` each) run a ``while_loop``.
+    trailing zeros. One ``while_loop`` takes one word per iteration (one iteration but for
+    about one call in 4096), so the program holds one copy of the cipher, not three.
     """
-    eng, bits = next_long(eng)
+    def take_word(carry):
+        eng, exponent, found, _, _ = carry
+        eng, word = next_long(eng)
+        zero, zeros = is_zero(word), trailing_zeros(word)
+        # Before the first nonzero word, each word lowers the exponent: by 64 while zero, by
+        # its trailing zeros once not; the word after one with >= 12 trailing zeros is the
+        # significand's.
+        exponent = jnp.where(found, exponent, exponent - jnp.where(zero, WORD_BITS, zeros))
+        done = found | (~zero & (zeros < SIGNIFICAND_DROP))
+        return eng, exponent, found | ~zero, word, done
 
-    def skip_zero_word(carry):
-        eng, _, exponent = carry
-        eng, bits = next_long(eng)
-        return eng, bits, exponent - WORD_BITS
-
-    eng, bits, exponent = lax.while_loop(lambda carry: is_zero(carry[1]), skip_zero_word,
-                                         (eng, bits, jnp.int32(UNIT_EXPONENT)))
-    zeros = trailing_zeros(bits)
-    wants_next = zeros >= SIGNIFICAND_DROP
-    eng, extra = _next_long_if(eng, wants_next)
-    return eng, double_bits(exponent - zeros, significand(select(wants_next, extra, bits)))
+    zero_word = w.Pair(jnp.zeros_like(eng.block[0].hi), jnp.zeros_like(eng.block[0].lo))
+    init = (eng, jnp.full(eng.used_ints.shape, UNIT_EXPONENT, I32),
+            jnp.zeros(eng.used_ints.shape, jnp.bool_), zero_word,
+            jnp.zeros(eng.used_ints.shape, jnp.bool_))
+    eng, exponent, _, word, _ = lax.while_loop(lambda carry: ~carry[4], take_word, init)
+    return eng, double_bits(exponent, significand(word))
 
 
 def next_double(eng: Engine) -> tuple[Engine, jax.Array]:
@@ -532,26 +537,24 @@ def next_gaussian(eng: Engine) -> tuple[Engine, jax.Array]:
 
     Draws ``v = 2 * nextDouble() - 1`` pairs until ``0 < s = v1**2 + v2**2 < 1`` and returns
     ``v1 * m`` with ``m = sqrt(-2 log(s) / s)``, keeping ``v2 * m`` for the next call. With x64
-    off the arithmetic is float32 (as ``normal``).
+    off the arithmetic is float32 (as ``normal``). One ``while_loop`` draws one double per
+    iteration (one copy of ``next_double`` in the program).
     """
     dtype = float_dtype()
 
-    def draw_pair(carry):
-        eng, _, _, _ = carry
-        eng, d1 = next_double(eng)
-        eng, d2 = next_double(eng)
-        v1, v2 = 2 * d1 - 1, 2 * d2 - 1      # 2 * d is exact: no fused multiply-add to fear
-        s = _fixed_math.rounded(v1 * v1) + _fixed_math.rounded(v2 * v2)
-        return eng, v1, v2, s
-
-    def rejected(carry):
-        s = carry[3]
-        return (s >= 1) | (s == 0)
+    def draw_double(carry):
+        eng, have_v1, v1, _, _, _ = carry
+        eng, d = next_double(eng)
+        v = 2 * d - 1           # 2 * d is exact: no fused multiply-add to fear
+        s = _fixed_math.rounded(v1 * v1) + _fixed_math.rounded(v * v)   # used with have_v1
+        accepted = have_v1 & (s > 0) & (s < 1)
+        return (eng, ~have_v1, jnp.where(have_v1, v1, v), v, s, accepted)
 
     def polar(eng):
         zero = jnp.zeros(eng.gaussian.shape, dtype)
-        init = (eng, zero, zero, jnp.ones(eng.gaussian.shape, dtype))   # s = 1: draw a pair
-        eng, v1, v2, s = lax.while_loop(rejected, draw_pair, init)
+        no = jnp.zeros(eng.gaussian.shape, jnp.bool_)
+        eng, _, v1, v2, s, _ = lax.while_loop(lambda carry: ~carry[5], draw_double,
+                                              (eng, no, zero, zero, zero, no))
         multiplier = sqrt(divide(-2 * _fixed_math.log(s), s))
         eng = eng.replace(gaussian=_fixed_math.rounded(v2 * multiplier),
                           has_gaussian=jnp.ones_like(eng.has_gaussian))
@@ -561,3 +564,114 @@ def next_gaussian(eng: Engine) -> tuple[Engine, jax.Array]:
         return eng.replace(has_gaussian=jnp.zeros_like(eng.has_gaussian)), eng.gaussian
 
     return lax.cond(eng.has_gaussian, buffered, polar, eng)
+
+
+# -- Functions on the sequential engine ----------------------------------------------------------
+
+def _draw_sequence(eng: Engine, count: int, draw):
+    """``count`` draws ``draw(eng) -> (eng, value)`` in order, by ``lax.scan``."""
+    return lax.scan(lambda eng, _: draw(eng), eng, None, length=count)[1]
+
+
+@partial(jax.jit, static_argnames=("final_tweak", "count"))
+def uniform_sequence(h, lower, upper, *, final_tweak: int, count: int) -> jax.Array:
+    """``count`` draws of Hail's ``runif``: ``lower + (upper - lower) * nextDouble()``, one
+    engine (``rand_unif_nd``)."""
+    dtype = float_dtype()
+    lower, upper = jnp.asarray(lower, dtype), jnp.asarray(upper, dtype)
+
+    def draw(eng):
+        eng, d = next_double(eng)
+        return eng, lower + _fixed_math.rounded((upper - lower) * d)   # Java rounds the product
+
+    return _draw_sequence(engine_from_hash(h, final_tweak), count, draw)
+
+
+@partial(jax.jit, static_argnames=("final_tweak", "count"))
+def normal_sequence(h, mean, sd, *, final_tweak: int, count: int) -> jax.Array:
+    """``count`` draws of Hail's ``rnorm``: ``mean + sd * nextGaussian()``, one engine
+    (``rand_norm_nd``: consecutive draws are the two normals of one polar pair)."""
+    dtype = float_dtype()
+    mean, sd = jnp.asarray(mean, dtype), jnp.asarray(sd, dtype)
+
+    def draw(eng):
+        eng, z = next_gaussian(eng)
+        return eng, mean + _fixed_math.rounded(sd * z)
+
+    return _draw_sequence(engine_from_hash(h, final_tweak), count, draw)
+
+
+def next_long_bounded(eng: Engine, n) -> tuple[Engine, jax.Array]:
+    """Hail's ``nextLong(n)`` (Java's method, needs x64): ``x = nextLong() >>> 1``,
+    ``r = x % n``, redrawn while ``x - r + (n - 1)`` overflows (is negative as int64)."""
+    n = jnp.asarray(n, jnp.int64)
+
+    def draw(eng):
+        eng, word = next_long(eng)
+        x = lax.bitcast_convert_type(w.to_u64(word) >> np.uint64(1), jnp.int64)
+        return eng, x, lax.rem(x, n)
+
+    def overflows(carry):
+        _, x, r = carry
+        return (x - r + (n - 1)) < 0
+
+    eng, x, r = draw(eng)
+    eng, _, r = lax.while_loop(overflows, lambda carry: draw(carry[0]), (eng, x, r))
+    return eng, r
+
+
+@partial(jax.jit, static_argnames=("final_tweak",))
+def bounded_int64(h, n, *, final_tweak: int) -> jax.Array:
+    """Hail's ``rand_int64(n)``: ``nextLong(n)`` on a fresh engine (int64, needs x64)."""
+    return next_long_bounded(engine_from_hash(h, final_tweak), n)[1]
+
+
+@partial(jax.jit, static_argnames=("final_tweak",))
+def categorical(h, prob, *, final_tweak: int) -> jax.Array:
+    """Hail's ``rand_cat(prob)``: ``r = u * sum(prob)`` with the block-0 uniform ``u`` and the
+    sum taken left to right; then, from ``i = 0``, while ``r > prob[i]`` and ``i < len``:
+    ``r -= prob[i]``, ``i += 1``. Returns ``i`` (int32; ``len(prob)`` if ``r`` outlasts every
+    weight, as in Hail)."""
+    dtype = float_dtype()
+    prob = jnp.asarray(prob, dtype)
+    u = bits_to_float(unit_uniform_bits(output_block(h, final_tweak, 0)))
+    total = lax.scan(lambda s, p: (s + p, None), jnp.zeros((), dtype), prob)[0]
+    r = _fixed_math.rounded(u * total)
+
+    def scan_step(carry, p):
+        r, index, stopped = carry
+        go_on = ~stopped & (r > p)
+        return (jnp.where(go_on, r - p, r), index + go_on.astype(I32), stopped | ~go_on), None
+
+    (_, index, _), _ = lax.scan(scan_step, (r, jnp.int32(0), jnp.bool_(False)), prob)
+    return index
+
+
+@jax.jit
+def bivariate_normal(mean, cov, x0, x1) -> jax.Array:
+    """``rand_norm2d``'s arithmetic, as Hail's Python writes it, every operation rounded once:
+    ``[m1 + sqrt(s11) x0, m2 + (s12 / sqrt(s11)) x0 + sqrt(s22 - s12 s12 / s11) x1]``."""
+    dtype = float_dtype()
+    m1, m2 = (mean[i].astype(dtype) for i in range(2))
+    s11, s12, s22 = (cov[i].astype(dtype) for i in range(3))
+    root_s11 = sqrt(s11)
+    first = m1 + _fixed_math.rounded(root_s11 * x0)
+    conditional_sd = sqrt(s22 - divide(_fixed_math.rounded(s12 * s12), s11))
+    second = (m2 + _fixed_math.rounded(divide(s12, root_s11) * x0)
+              + _fixed_math.rounded(conditional_sd * x1))
+    return jnp.stack([first, second])
+
+
+@partial(jax.jit, static_argnames=("final_tweak",))
+def uniform_key_bits(h, *, final_tweak: int) -> w.Pair:
+    """Float64 bits of the block-0 uniform (``rand_unif(0, 1)``): ``shuffle``'s sort key."""
+    return unit_uniform_bits(output_block(h, final_tweak, 0))
+
+
+@jax.jit
+def sort_by_keys(values, keys: w.Pair) -> jax.Array:
+    """``values`` stably sorted by positive float64 keys given as bit patterns (unsigned order
+    of the bits is the order of the values)."""
+    index = jnp.arange(values.shape[0], dtype=I32)
+    _, _, order = lax.sort((keys.hi, keys.lo, index), num_keys=2, is_stable=True)
+    return values[order]
