@@ -215,17 +215,18 @@ def _check_vector(value, *, name: str, length: int | None):
     accepts = VECTOR_ACCEPTS.format(
         length=f"{length} " if length else "one or more ",
         shape=f"shape ({length},)" if length else "nonzero length")
+    given = _inputs.describe(value)
     if isinstance(value, (list, tuple)):
         if any(isinstance(v, (bool, np.bool_)) or not isinstance(
                 v, (int, float, np.integer, np.floating, jax.Array, np.ndarray)) for v in value):
-            raise TypeError(f"{name} accepts {accepts}, but was given {_inputs.describe(value)}")
+            raise TypeError(f"{name} accepts {accepts}, but was given {given}")
         value = jnp.asarray(value, engine.float_dtype())
     if not isinstance(value, (jax.Array, np.ndarray, np.generic)):
-        raise TypeError(f"{name} accepts {accepts}, but was given {_inputs.describe(value)}")
+        raise TypeError(f"{name} accepts {accepts}, but was given {given}")
     if not (jnp.issubdtype(value.dtype, jnp.floating) or jnp.issubdtype(value.dtype, jnp.integer)):
-        raise TypeError(f"{name} accepts {accepts}, but was given {_inputs.describe(value)}")
+        raise TypeError(f"{name} accepts {accepts}, but was given {given}")
     if np.ndim(value) != 1 or (length and value.shape[0] != length) or value.shape[0] == 0:
-        raise ValueError(f"{name} accepts {accepts}, but was given {_inputs.describe(value)}")
+        raise ValueError(f"{name} accepts {accepts}, but was given {given}")
     return value
 
 
@@ -595,11 +596,24 @@ def shuffle(state, a) -> jax.Array:
     a = jnp.asarray(a)
     if a.shape[0] == 0:
         return a
-    keys = jax.vmap(lambda j: _uniform_key(state.split(j)))(jnp.arange(a.shape[0],
-                                                                     dtype=jnp.int32))
-    return engine.sort_by_keys(a, keys)
+    return engine.sort_by_keys(a, _shuffle_keys(state, a.shape[0]))
 
 
-def _uniform_key(state):
-    final_tweak, h = engine.state_hash(state)
-    return engine.uniform_key_bits(h, final_tweak=final_tweak)
+def _shuffle_keys(state, n: int) -> w.Pair:
+    """Bits of ``rand_unif`` at ``state.split(j)`` for ``j < n``, as ``(n,)`` arrays.
+
+    A concrete state's messages are hashed at trace time (in Python: no program per message
+    length); a traced one's in the program, vmapped over ``j``.
+    """
+    if state.is_static:
+        hashes = [engine.state_hash(state.split(j)) for j in range(n)]
+        h = tuple(w.Pair(jnp.stack([jnp.asarray(hj[k].hi, jnp.uint32) for _, hj in hashes]),
+                         jnp.stack([jnp.asarray(hj[k].lo, jnp.uint32) for _, hj in hashes]))
+                  for k in range(len(hashes[0][1])))
+        return engine.uniform_key_bits(h, final_tweak=hashes[0][0])
+
+    def key(j):
+        final_tweak, h = engine.state_hash(state.split(j))
+        return engine.uniform_key_bits(h, final_tweak=final_tweak)
+
+    return jax.vmap(key)(jnp.arange(n, dtype=jnp.int32))
