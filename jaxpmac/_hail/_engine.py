@@ -381,10 +381,11 @@ INTS_PER_BLOCK = 2 * WORDS_PER_BLOCK   # Hail's ``usedInts`` when the buffer is 
 class Engine:
     """Hail's ``ThreefryRandomEngine`` for one state, as a pytree of arrays.
 
-    Fields (all arrays are leaves; ``final_tweak`` is static, part of the tree structure):
+    Fields (all of them ``uint32``/``int32``/``bool``/float arrays, the leaves of the tree):
 
     * ``h``: the hashed message, four ``Pair`` words (the cipher's plaintext);
-    * ``final_tweak``: the state's final tweak word ``f`` (a Python int);
+    * ``final_tweak``: the state's final tweak word ``f`` as a ``Pair`` (an array, not static:
+      states of both message-length classes share one compiled program);
     * ``block_index``: ``uint32``, the index ``c`` of the next output block ``T_c`` to compute
       (Hail's ``counter``);
     * ``block``: the current block's four ``Pair`` words (Hail's ``buffer``);
@@ -409,14 +410,13 @@ class Engine:
         self.has_gaussian = has_gaussian
 
     def tree_flatten(self):
-        children = (self.h, self.block_index, self.block, self.used_ints, self.gaussian,
-                    self.has_gaussian)
-        return children, self.final_tweak
+        children = (self.h, self.final_tweak, self.block_index, self.block, self.used_ints,
+                    self.gaussian, self.has_gaussian)
+        return children, None
 
     @classmethod
-    def tree_unflatten(cls, final_tweak, children):
-        h, block_index, block, used_ints, gaussian, has_gaussian = children
-        return cls(h, final_tweak, block_index, block, used_ints, gaussian, has_gaussian)
+    def tree_unflatten(cls, _, children):
+        return cls(*children)
 
     def replace(self, **changes) -> "Engine":
         fields = {name: getattr(self, name) for name in self.__slots__}
@@ -424,15 +424,22 @@ class Engine:
         return Engine(**fields)
 
     def __repr__(self):
-        return (f"Engine(final_tweak={self.final_tweak}, block_index={self.block_index}, "
-                f"used_ints={self.used_ints})")
+        return f"Engine(block_index={self.block_index}, used_ints={self.used_ints})"
 
 
-def engine_from_hash(h, final_tweak: int) -> Engine:
-    """A fresh engine (nothing drawn yet) for the hashed message ``h`` with final tweak ``f``."""
+def tweak_pair(final_tweak) -> w.Pair:
+    """The final tweak word as a ``Pair`` of ``uint32`` arrays (from a Python int or a Pair)."""
+    if isinstance(final_tweak, int):
+        final_tweak = w.pair_const(final_tweak)
+    return w.Pair(jnp.asarray(final_tweak.hi, U32), jnp.asarray(final_tweak.lo, U32))
+
+
+def engine_from_hash(h, final_tweak) -> Engine:
+    """A fresh engine (nothing drawn yet) for the hashed message ``h`` (four ``Pair`` words)
+    with final tweak ``f`` (a Python int, as ``state_hash`` gives it, or a ``Pair``)."""
     h = tuple(w.Pair(jnp.asarray(word.hi, U32), jnp.asarray(word.lo, U32)) for word in h)
     zero = jnp.zeros_like(h[0].hi)
-    return Engine(h=h, final_tweak=final_tweak, block_index=zero,
+    return Engine(h=h, final_tweak=tweak_pair(final_tweak), block_index=zero,
                   block=(w.Pair(zero, zero),) * WORDS_PER_BLOCK,
                   used_ints=jnp.full(zero.shape, INTS_PER_BLOCK, I32),
                   gaussian=jnp.zeros(zero.shape, float_dtype()),
@@ -573,10 +580,14 @@ def _draw_sequence(eng: Engine, count: int, draw):
     return lax.scan(lambda eng, _: draw(eng), eng, None, length=count)[1]
 
 
-@partial(jax.jit, static_argnames=("final_tweak", "count"))
 def uniform_sequence(h, lower, upper, *, final_tweak: int, count: int) -> jax.Array:
     """``count`` draws of Hail's ``runif``: ``lower + (upper - lower) * nextDouble()``, one
     engine (``rand_unif_nd``)."""
+    return _uniform_sequence(h, tweak_pair(final_tweak), lower, upper, count=count)
+
+
+@partial(jax.jit, static_argnames=("count",))
+def _uniform_sequence(h, final_tweak, lower, upper, *, count: int) -> jax.Array:
     dtype = float_dtype()
     lower, upper = jnp.asarray(lower, dtype), jnp.asarray(upper, dtype)
 
@@ -587,10 +598,14 @@ def uniform_sequence(h, lower, upper, *, final_tweak: int, count: int) -> jax.Ar
     return _draw_sequence(engine_from_hash(h, final_tweak), count, draw)
 
 
-@partial(jax.jit, static_argnames=("final_tweak", "count"))
 def normal_sequence(h, mean, sd, *, final_tweak: int, count: int) -> jax.Array:
     """``count`` draws of Hail's ``rnorm``: ``mean + sd * nextGaussian()``, one engine
     (``rand_norm_nd``: consecutive draws are the two normals of one polar pair)."""
+    return _normal_sequence(h, tweak_pair(final_tweak), mean, sd, count=count)
+
+
+@partial(jax.jit, static_argnames=("count",))
+def _normal_sequence(h, final_tweak, mean, sd, *, count: int) -> jax.Array:
     dtype = float_dtype()
     mean, sd = jnp.asarray(mean, dtype), jnp.asarray(sd, dtype)
 
@@ -620,9 +635,13 @@ def next_long_bounded(eng: Engine, n) -> tuple[Engine, jax.Array]:
     return eng, r
 
 
-@partial(jax.jit, static_argnames=("final_tweak",))
 def bounded_int64(h, n, *, final_tweak: int) -> jax.Array:
     """Hail's ``rand_int64(n)``: ``nextLong(n)`` on a fresh engine (int64, needs x64)."""
+    return _bounded_int64(h, tweak_pair(final_tweak), n)
+
+
+@jax.jit
+def _bounded_int64(h, final_tweak, n) -> jax.Array:
     return next_long_bounded(engine_from_hash(h, final_tweak), n)[1]
 
 

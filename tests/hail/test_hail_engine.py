@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import sys
-from functools import partial
 from pathlib import Path
 
 import jax
@@ -70,16 +69,13 @@ def run_sequence(eng: engine.Engine, ops):
     return lax.scan(step, eng, ops)[1]
 
 
-@partial(jax.jit, static_argnames="final_tweak")
-def run_from_hash(h, ops, *, final_tweak):
-    return run_sequence(engine.engine_from_hash(h, final_tweak), ops)
+run_jitted = jax.jit(run_sequence)
 
 
 def run_on_state(state, ops, *, use_jit=True):
-    final_tweak, h = engine.state_hash(state)
-    if use_jit:
-        return run_from_hash(h, jnp.asarray(ops, jnp.int32), final_tweak=final_tweak)
-    return run_sequence(engine.engine_from_hash(h, final_tweak), jnp.asarray(ops, jnp.int32))
+    eng = engine.engine_from_state(state)
+    ops = jnp.asarray(ops, jnp.int32)
+    return run_jitted(eng, ops) if use_jit else run_sequence(eng, ops)
 
 
 def oracle_sequence(oracle_engine: ro.HailEngine, ops):
@@ -130,14 +126,9 @@ def test_call_sequences_match_oracle_x64_off(global_seed, seed, message, ops):
     check_against_oracle(global_seed, seed, message, ops, x64=False)
 
 
-def test_call_sequence_without_jit():
-    ops = [INT, LONG, INT, INT, INT, DOUBLE, GAUSSIAN, GAUSSIAN, GAUSSIAN, LONG, INT, DOUBLE]
-    ops += [LONG] * (SEQUENCE_LENGTH - len(ops))
-    check_against_oracle(3, 11, [5, 7], ops, use_jit=False)
-
-
 def test_call_sequence_under_disable_jit():
-    ops = [DOUBLE, INT, LONG, GAUSSIAN, INT, INT, INT] + [DOUBLE] * (SEQUENCE_LENGTH - 7)
+    """Op by op (the loops run in Python): a short sequence through every kind of draw."""
+    ops = [DOUBLE, INT, LONG, GAUSSIAN, INT, INT, INT, DOUBLE]
     with jax.disable_jit():
         check_against_oracle(-4, 2, [1], ops, use_jit=False)
 
@@ -150,8 +141,7 @@ def test_vmap_over_states_and_sequences():
     with jax.enable_x64(True):
         states = jax.vmap(lambda m: jp.key(9).split(m[0], m[1]).split_static(-4))(
             jnp.asarray(messages))
-        final_tweak, h = engine.state_hash(states)
-        draws = jax.jit(jax.vmap(partial(run_from_hash, final_tweak=final_tweak)))(h, ops)
+        draws = jax.jit(jax.vmap(run_sequence))(jax.vmap(engine.engine_from_state)(states), ops)
         for lane, message in enumerate(messages):
             expected = oracle_sequence(ro.HailEngine(*ro.hail_state(9, 3, message)), ops[lane])
             assert_matches_oracle(list(ops[lane]), [part[lane] for part in draws], expected,
@@ -202,7 +192,7 @@ def test_next_double_rare_paths(block_words):
     ops = [DOUBLE, DOUBLE, INT, DOUBLE] + [LONG] * (SEQUENCE_LENGTH - 4)
     with jax.enable_x64(True):
         eng, oracle_engine = crafted_engine(block_words)
-        draws = jax.jit(run_sequence)(eng, jnp.asarray(ops, jnp.int32))
+        draws = run_jitted(eng, jnp.asarray(ops, jnp.int32))
         assert_matches_oracle(ops, draws, oracle_sequence(oracle_engine, ops), x64=True)
 
 
@@ -239,9 +229,11 @@ def test_engine_in_fori_loop_and_while_loop():
                                                        expected_count)
 
 
-def test_engine_is_a_pytree_with_static_final_tweak():
+def test_engine_is_a_pytree_of_arrays():
     eng = engine.engine_from_state(hail_state(0, 0, []))
     leaves, tree = jax.tree_util.tree_flatten(eng)
     assert all(isinstance(leaf, jax.Array) for leaf in leaves)
-    assert jax.tree_util.tree_unflatten(tree, leaves).final_tweak == eng.final_tweak
+    rebuilt = jax.tree_util.tree_unflatten(tree, leaves)
+    final_tweak, _ = engine.state_hash(hail_state(0, 0, []))
+    assert (int(rebuilt.final_tweak.hi) << 32 | int(rebuilt.final_tweak.lo)) == final_tweak
     assert int(eng.used_ints) == engine.INTS_PER_BLOCK   # empty: the first draw computes T_0
