@@ -1,7 +1,9 @@
 """Hail's random functions, bit for bit (docs/spec.md section 3; Hail 0.2.139).
 
-Each function draws ONE value from a state, exactly as Hail's function of the same name does
-from the same message. To draw many, ``vmap`` over states (or call it per state).
+Each function draws ONE value (or one array: ``rand_norm2d``, ``shuffle``, ``size=``) from a
+state, exactly as Hail's function of the same name does from the same message, with Hail's
+parameter names (without ``seed``). To draw many, ``vmap`` over states (or call it per state).
+Algorithms and stream words: ``docs/hail.md``.
 
 **From Hail to a state.** In Hail, ``hl.init(global_seed=G)`` and ``hl.rand_*(..., seed=S)``
 evaluated at uids ``u...`` (for ``hl.utils.range_table(n)`` the row index; inside
@@ -44,11 +46,16 @@ checked on CPU; not yet checked on GPU). With x64 off (JAX's default):
 * ``rand_bool`` is exact: the float64 ``u`` is compared with ``p`` as IEEE bit patterns in
   ``uint32`` arithmetic, never rounded (a Python float ``p`` is compared as the float64 it is).
 * ``rand_int32`` is exact in both modes (int32); ``rand_int64`` needs x64 (TypeError otherwise).
+* ``size=`` forms and ``rand_norm2d`` return float32 from float32 arithmetic on each engine
+  double rounded once to float32 (as ``rand_norm``); ``rand_cat`` runs its scan in float32
+  (Hail's index except within float32 rounding of a category boundary); ``shuffle`` is exact
+  (its keys are compared as float64 bit patterns).
 
 All functions work under ``jit`` and ``vmap`` (over states and parameters alike), and read only
-the blocks they need: ``rand_unif``, ``rand_bool``, ``rand_int32`` and ``rand_int64`` one block,
-``rand_norm`` one block per ``while_loop`` iteration until its pair is accepted (the first block
-suffices in about 95% of states).
+the blocks they need: scalar ``rand_unif``, ``rand_bool``, ``rand_cat``, ``rand_int32`` and
+``rand_int64()`` one block, the engine's draws (``size=``, ``rand_norm``, ``rand_int64(a)``)
+one block per four words, inside ``while_loop``s, until they are done (``rand_norm``: the
+first block suffices in about 95% of states).
 """
 
 from __future__ import annotations
