@@ -1,7 +1,9 @@
 """Hail's random functions, bit for bit (docs/spec.md section 3; Hail 0.2.139).
 
-Each function draws ONE value from a state, exactly as Hail's function of the same name does
-from the same message. To draw many, ``vmap`` over states (or call it per state).
+Each function draws ONE value (or one array: ``rand_norm2d``, ``shuffle``, ``size=``) from a
+state, exactly as Hail's function of the same name does from the same message, with Hail's
+parameter names (without ``seed``). To draw many, ``vmap`` over states (or call it per state).
+Algorithms and stream words: ``docs/hail.md``.
 
 **From Hail to a state.** In Hail, ``hl.init(global_seed=G)`` and ``hl.rand_*(..., seed=S)``
 evaluated at uids ``u...`` (for ``hl.utils.range_table(n)`` the row index; inside
@@ -44,11 +46,16 @@ checked on CPU; not yet checked on GPU). With x64 off (JAX's default):
 * ``rand_bool`` is exact: the float64 ``u`` is compared with ``p`` as IEEE bit patterns in
   ``uint32`` arithmetic, never rounded (a Python float ``p`` is compared as the float64 it is).
 * ``rand_int32`` is exact in both modes (int32); ``rand_int64`` needs x64 (TypeError otherwise).
+* ``size=`` forms and ``rand_norm2d`` return float32 from float32 arithmetic on each engine
+  double rounded once to float32 (as ``rand_norm``); ``rand_cat`` runs its scan in float32
+  (Hail's index except within float32 rounding of a category boundary); ``shuffle`` is exact
+  (its keys are compared as float64 bit patterns).
 
 All functions work under ``jit`` and ``vmap`` (over states and parameters alike), and read only
-the blocks they need: ``rand_unif``, ``rand_bool``, ``rand_int32`` and ``rand_int64`` one block,
-``rand_norm`` one block per ``while_loop`` iteration until its pair is accepted (the first block
-suffices in about 95% of states).
+the blocks they need: scalar ``rand_unif``, ``rand_bool``, ``rand_cat``, ``rand_int32`` and
+``rand_int64()`` one block, the engine's draws (``size=``, ``rand_norm``, ``rand_int64(a)``)
+one block per four words, inside ``while_loop``s, until they are done (``rand_norm``: the
+first block suffices in about 95% of states).
 """
 
 from __future__ import annotations
@@ -65,17 +72,31 @@ from jaxpmac._samplers._registry import sampler
 
 __all__ = [
     "rand_bool",
+    "rand_cat",
     "rand_int32",
     "rand_int64",
     "rand_norm",
+    "rand_norm2d",
     "rand_unif",
+    "shuffle",
 ]
 
 INT32_MAX = (1 << 31) - 1
+INT64_MAX = (1 << 63) - 1
+INT32_RANGE = (-(1 << 31), INT32_MAX)
+INT64_RANGE = (-(1 << 63), INT64_MAX)
 REAL_ACCEPTS = ("a Python float or int, or a real scalar array (traced or not; vmap over "
                 "states to draw many values)")
 N_ACCEPTS = ("a Python int in [1, 2**31), or an integer scalar array (traced or not; vmap "
              "over states to draw many values)")
+N64_ACCEPTS = ("a Python int in [1, 2**63), or an integer scalar array (traced or not; vmap "
+               "over states to draw many values)")
+BOUND_ACCEPTS = ("a Python int or an integer scalar array (traced or not), with a < b and "
+                 "b - a < 2**{bits} when both are concrete")
+SIZE_ACCEPTS = ("None or a tuple (nrows, ncols) of two positive Python ints (Hail's size=; the "
+                "result is an (nrows, ncols) array)")
+VECTOR_ACCEPTS = ("a sequence of {length}real numbers or a real 1-D array (traced or not) of "
+                  "{shape}")
 X64_HINT = ("enable them with jax.config.update('jax_enable_x64', True) or within "
             "`with jax.enable_x64(True):`")
 
@@ -118,23 +139,133 @@ def _check_n(n, *, name: str):
     return n
 
 
-@sampler(prefix="hail_")
-def rand_unif(state, lower=0.0, upper=1.0) -> jax.Array:
-    """Hail's ``hl.rand_unif(lower, upper)``: a uniform float in ``[lower, upper)``.
+def _check_int_bound(value, *, name: str, bits: int):
+    """An integer scalar of Hail's int32/int64 argument: Python int in range, or int array."""
+    accepts = BOUND_ACCEPTS.format(bits=bits - 1)
+    low, high = INT32_RANGE if bits == 32 else INT64_RANGE
+    if isinstance(value, (bool, np.bool_)) or isinstance(value, float):
+        raise TypeError(f"{name} accepts {accepts}, but was given {_inputs.describe(value)}")
+    if isinstance(value, int):
+        if not low <= value <= high:
+            raise ValueError(f"{name} accepts {accepts} (an int{bits}), but was given {value}")
+        return value
+    if not isinstance(value, (jax.Array, np.ndarray, np.generic)):
+        raise TypeError(f"{name} accepts {accepts}, but was given {_inputs.describe(value)}")
+    if not jnp.issubdtype(value.dtype, jnp.integer):
+        raise TypeError(f"{name} accepts {accepts}, but was given {_inputs.describe(value)}")
+    if np.ndim(value) != 0:
+        raise ValueError(f"{name} accepts {accepts}, but was given {_inputs.describe(value)}")
+    if not _inputs.is_traced(value):
+        concrete = int(np.asarray(value))
+        if not low <= concrete <= high:
+            raise ValueError(f"{name} accepts {accepts} (an int{bits}), but was given "
+                             f"{concrete} ({_inputs.describe(value)})")
+        return concrete
+    return value
 
-    ``u`` is built from output block ``T_0`` alone, as if an infinitely precise uniform
-    fraction were rounded down to a float64 (every float64 in ``(0, 1)`` can occur); the result
-    is ``u * (upper - lower) + lower``. On XLA:CPU, subnormal float64 bounds and results
+
+def _bound_difference(a, b, *, fn: str, bits: int):
+    """Hail's ``b - a`` (wrapping in int32/int64), checked ``1 <= b - a < 2**(bits-1)`` when
+    both are concrete."""
+    a = _check_int_bound(a, name=f"{fn} a", bits=bits)
+    b = _check_int_bound(b, name=f"{fn} b", bits=bits)
+    if isinstance(a, int) and isinstance(b, int):
+        if not 1 <= b - a <= (1 << (bits - 1)) - 1:
+            raise ValueError(f"{fn} accepts a < b with b - a < 2**{bits - 1} (Hail draws "
+                             f"rand_{'int32' if bits == 32 else 'int64'}(b - a) + a), but was "
+                             f"given a={a}, b={b} (b - a = {b - a})")
+    dtype = np.int32 if bits == 32 else np.int64
+    if isinstance(a, int) and isinstance(b, int):
+        return dtype(a), dtype(b - a)
+    a, b = (jnp.asarray(v, dtype) if isinstance(v, int) else v.astype(dtype) for v in (a, b))
+    return a, b - a          # wraps, as Hail's int32 / int64 arithmetic
+
+
+def _check_n64(n, *, name: str):
+    if isinstance(n, (bool, np.bool_)) or isinstance(n, float):
+        raise TypeError(f"{name} accepts {N64_ACCEPTS}, but was given {_inputs.describe(n)}")
+    if isinstance(n, int):
+        if not 1 <= n <= INT64_MAX:
+            raise ValueError(f"{name} accepts {N64_ACCEPTS}, but was given {n}")
+        return np.int64(n)
+    if not isinstance(n, (jax.Array, np.ndarray, np.generic)):
+        raise TypeError(f"{name} accepts {N64_ACCEPTS}, but was given {_inputs.describe(n)}")
+    if not jnp.issubdtype(n.dtype, jnp.integer):
+        raise TypeError(f"{name} accepts {N64_ACCEPTS}, but was given {_inputs.describe(n)}")
+    if np.ndim(n) != 0:
+        raise ValueError(f"{name} accepts {N64_ACCEPTS}, but was given {_inputs.describe(n)}")
+    if not _inputs.is_traced(n):
+        value = int(np.asarray(n))
+        if not 1 <= value <= INT64_MAX:
+            raise ValueError(f"{name} accepts {N64_ACCEPTS}, but was given {value} "
+                             f"({_inputs.describe(n)})")
+        return np.int64(value)
+    return n
+
+
+def _check_size(size, *, name: str):
+    """Hail's ``size=``: None or two positive ints ``(nrows, ncols)``."""
+    if size is None:
+        return None
+    if not isinstance(size, (tuple, list)) or len(size) != 2 or any(
+            isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer))
+            for d in size):
+        raise TypeError(f"{name} accepts {SIZE_ACCEPTS}, but was given {_inputs.describe(size)}")
+    nrows, ncols = (int(d) for d in size)
+    if nrows < 1 or ncols < 1:
+        raise ValueError(f"{name} accepts {SIZE_ACCEPTS}, but was given {size!r}")
+    return nrows, ncols
+
+
+def _check_vector(value, *, name: str, length: int | None):
+    """A real 1-D parameter (Hail's array<float64>): a sequence of numbers or a 1-D array."""
+    accepts = VECTOR_ACCEPTS.format(
+        length=f"{length} " if length else "one or more ",
+        shape=f"shape ({length},)" if length else "nonzero length")
+    given = _inputs.describe(value)
+    if isinstance(value, (list, tuple)):
+        if any(isinstance(v, (bool, np.bool_)) or not isinstance(
+                v, (int, float, np.integer, np.floating, jax.Array, np.ndarray)) for v in value):
+            raise TypeError(f"{name} accepts {accepts}, but was given {given}")
+        value = jnp.asarray(value, engine.float_dtype())
+    if not isinstance(value, (jax.Array, np.ndarray, np.generic)):
+        raise TypeError(f"{name} accepts {accepts}, but was given {given}")
+    if not (jnp.issubdtype(value.dtype, jnp.floating) or jnp.issubdtype(value.dtype, jnp.integer)):
+        raise TypeError(f"{name} accepts {accepts}, but was given {given}")
+    if np.ndim(value) != 1 or (length and value.shape[0] != length) or value.shape[0] == 0:
+        raise ValueError(f"{name} accepts {accepts}, but was given {given}")
+    return value
+
+
+def _column_major(values: jax.Array, nrows: int, ncols: int) -> jax.Array:
+    """Hail's ``size=`` layout: draw ``j * nrows + i`` is element ``[i, j]``."""
+    return values.reshape(ncols, nrows).T
+
+
+@sampler(prefix="hail_")
+def rand_unif(state, lower=0.0, upper=1.0, size=None) -> jax.Array:
+    """Hail's ``hl.rand_unif(lower, upper, size=size)``: uniform floats in ``[lower, upper)``.
+
+    Without ``size``, ``u`` is built from output block ``T_0`` alone, as if an infinitely precise
+    uniform fraction were rounded down to a float64 (every float64 in ``(0, 1)`` can occur); the
+    result is ``u * (upper - lower) + lower``. On XLA:CPU, subnormal float64 bounds and results
     (magnitude below 2.2e-308) are flushed to zero, where Hail's Java keeps them.
+
+    With ``size=(nrows, ncols)`` (Hail's ``rand_unif_nd``) one engine draws ``nrows * ncols``
+    values ``lower + (upper - lower) * nextDouble()`` in column-major order: element ``[i, j]``
+    is draw ``j * nrows + i``. (So ``size=(1, 1)`` is not the scalar value: the engine's
+    ``nextDouble`` and the product's order differ from the scalar's.)
 
     Args:
         state: an :class:`~jaxpmac.RNGState` (see the module docstring for Hail's mapping).
         lower: the lower bound: a Python number or a real scalar array.
         upper: the upper bound: a Python number or a real scalar array.
+        size: None (one value) or ``(nrows, ncols)``, two positive Python ints.
 
     Returns:
-        A scalar: float64 equal to Hail's value when ``jax_enable_x64`` is on; float32 when it
-        is off (Hail's ``u`` correctly rounded to float32, then the affine map in float32).
+        A scalar, or an ``(nrows, ncols)`` array: float64 equal to Hail's values when
+        ``jax_enable_x64`` is on; float32 when it is off (Hail's ``u`` -- or each
+        ``nextDouble`` -- correctly rounded to float32, then the affine map in float32).
 
     Example:
         >>> import jax, jaxpmac as jp
@@ -145,36 +276,50 @@ def rand_unif(state, lower=0.0, upper=1.0) -> jax.Array:
         0.543383983978762
         >>> print(float(hail.rand_unif(s, 10.0, 20.0)) // 1)
         15.0
+        >>> hail.rand_unif(s, -1.0, 2.0, size=(2, 3)).shape
+        (2, 3)
     """
     check_state(state, name="rand_unif")
     lower = _check_real(lower, name="rand_unif lower")
     upper = _check_real(upper, name="rand_unif upper")
+    size = _check_size(size, name="rand_unif size")
     final_tweak, h = engine.state_hash(state)
-    return engine.uniform(h, lower, upper, final_tweak=final_tweak)
+    if size is None:
+        return engine.uniform(h, lower, upper, final_tweak=final_tweak)
+    values = engine.uniform_sequence(h, lower, upper, final_tweak=final_tweak,
+                                     count=size[0] * size[1])
+    return _column_major(values, *size)
 
 
 @sampler(prefix="hail_")
-def rand_norm(state, mean=0.0, sd=1.0) -> jax.Array:
-    """Hail's ``hl.rand_norm(mean, sd)``: a normal float (Marsaglia's polar method).
+def rand_norm(state, mean=0.0, sd=1.0, size=None) -> jax.Array:
+    """Hail's ``hl.rand_norm(mean, sd, size=size)``: normal floats (Marsaglia's polar method).
 
     Hail's engine draws pairs ``v1 = 2 * nextDouble() - 1``, ``v2 = 2 * nextDouble() - 1``
-    until ``0 < s = v1**2 + v2**2 < 1`` and returns ``mean + sd * v1 * sqrt(-2 log(s) / s)``.
-    The loop is a ``lax.while_loop`` that reads one output block per iteration, so any number
-    of rejections is reproduced, under ``jit`` and ``vmap`` alike.
+    until ``0 < s = v1**2 + v2**2 < 1``; with ``m = sqrt(-2 log(s) / s)``, ``nextGaussian``
+    returns ``v1 * m`` and keeps ``v2 * m`` for its next call. A value is
+    ``mean + sd * nextGaussian()``. The loop is a ``lax.while_loop`` that reads output blocks
+    lazily, so any number of rejections is reproduced, under ``jit`` and ``vmap`` alike.
+
+    Without ``size`` one value is drawn (the first normal of the first accepted pair). With
+    ``size=(nrows, ncols)`` (Hail's ``rand_norm_nd``) one engine draws ``nrows * ncols``
+    values -- consecutive values are the two normals of one pair -- in column-major order:
+    element ``[i, j]`` is draw ``j * nrows + i``.
 
     Args:
         state: an :class:`~jaxpmac.RNGState`.
         mean: a Python number or a real scalar array.
         sd: a Python number or a real scalar array.
+        size: None (one value) or ``(nrows, ncols)``, two positive Python ints.
 
     Returns:
-        A scalar: float64 when ``jax_enable_x64`` is on -- Hail's value, to the last bit up to
-        XLA's ``log`` against Java's ``StrictMath.log`` (at most an ulp or so); float32 when it
-        is off -- Hail's method with the engine's doubles rounded to float32 and float32
-        arithmetic: Hail's value to about float32 precision, except in rare states (about one
-        in 10**7) where rounding flips the acceptance test and a different pair is accepted.
-        On XLA:CPU, subnormal float64 ``mean``, ``sd`` and results (magnitude below
-        2.2e-308) are flushed to zero, where Hail's Java keeps them.
+        A scalar, or an ``(nrows, ncols)`` array: float64 when ``jax_enable_x64`` is on --
+        Hail's values, the ``log`` being this project's fdlibm algorithm (Java's
+        ``StrictMath.log``); float32 when it is off -- Hail's method with the engine's doubles
+        rounded to float32 and float32 arithmetic: Hail's value to about float32 precision,
+        except in rare states (about one in 10**7) where rounding flips the acceptance test
+        and a different pair is accepted. On XLA:CPU, subnormal float64 ``mean``, ``sd`` and
+        results (magnitude below 2.2e-308) are flushed to zero, where Hail's Java keeps them.
 
     Example:
         >>> import jax, jaxpmac as jp
@@ -182,31 +327,44 @@ def rand_norm(state, mean=0.0, sd=1.0) -> jax.Array:
         >>> s = jp.key(0).split_static(-0 - 1)            # global_seed=0, seed=0
         >>> with jax.enable_x64(True):
         ...     print(round(float(hail.rand_norm(s)), 12))
+        ...     print(hail.rand_norm(s, 0.0, 1.0, size=(3, 2)).shape)
         0.10191492175
+        (3, 2)
     """
     check_state(state, name="rand_norm")
     mean = _check_real(mean, name="rand_norm mean")
     sd = _check_real(sd, name="rand_norm sd")
+    size = _check_size(size, name="rand_norm size")
     final_tweak, h = engine.state_hash(state)
-    return engine.normal(h, mean, sd, final_tweak=final_tweak)
+    if size is None:
+        return engine.normal(h, mean, sd, final_tweak=final_tweak)
+    values = engine.normal_sequence(h, mean, sd, final_tweak=final_tweak,
+                                    count=size[0] * size[1])
+    return _column_major(values, *size)
 
 
 @sampler(prefix="hail_")
-def rand_int32(state, n) -> jax.Array:
-    """Hail's ``hl.rand_int32(n)``: a uniform int32 in ``[0, n)``, exactly.
+def rand_int32(state, a, b=None) -> jax.Array:
+    """Hail's ``hl.rand_int32(a)`` (uniform in ``[0, a)``) or ``hl.rand_int32(a, b)`` (in
+    ``[a, b)``), exactly.
 
-    Hail's engine ``nextInt(n)`` (the nearly divisionless method of Swift's
-    ``random(in:)``): ``x = nextInt()`` (the HIGH half of ``T_0[0]``), ``r = (n * x) >> 32``;
-    when the fraction ``(n * x) mod 2**32`` is at least ``2**32 - n``, two more nextInt
+    ``rand_int32(a)`` is Hail's engine ``nextInt(a)`` (the nearly divisionless method of Swift's
+    ``random(in:)``): ``x = nextInt()`` (the HIGH half of ``T_0[0]``), ``r = (a * x) >> 32``;
+    when the fraction ``(a * x) mod 2**32`` is at least ``2**32 - a``, two more nextInt
     (``T_0[0]``'s low half, ``T_0[1]``'s high half) decide a carry into ``r``. Both paths are
     computed and selected per lane (no loop: at most three 32-bit draws, all from ``T_0``).
+    ``rand_int32(a, b)`` is, as in Hail's Python, ``rand_int32(b - a) + a`` in int32
+    arithmetic.
 
     Args:
         state: an :class:`~jaxpmac.RNGState`.
-        n: the bound, Hail's int32 argument: a Python int in ``[1, 2**31)`` or an integer
-            scalar array. Concrete values are checked; a traced ``n`` is converted to int32
-            (wrapping), and for a traced ``n <= 0`` the result is what Hail returns for it (the
-            high word of ``n * x``), which is not in ``[0, n)``.
+        a: without ``b``, the bound ``n`` of ``[0, n)``: a Python int in ``[1, 2**31)`` or an
+            integer scalar array; with ``b``, the lower bound: a Python int or an integer
+            scalar array (int32 values).
+        b: None, or the upper bound (exclusive), as ``a``. Concrete bounds are checked
+            (``1 <= b - a < 2**31``); traced ones are converted to int32 (wrapping), and for a
+            traced bound ``n <= 0`` (``b - a <= 0``) the result is what Hail returns for it
+            (the high word of ``n * x``, then ``+ a``), which is not in the range.
 
     Returns:
         An int32 scalar, in both x64 modes.
@@ -216,22 +374,42 @@ def rand_int32(state, n) -> jax.Array:
         >>> from jaxpmac import hail
         >>> print(int(hail.rand_int32(jp.key(0).split_static(-1), 1000)))
         65
+        >>> print(int(hail.rand_int32(jp.key(0).split_static(-1), 10, 15)))
+        10
     """
     check_state(state, name="rand_int32")
-    n = _check_n(n, name="rand_int32 n")
+    if b is None:
+        offset, n = None, _check_n(a, name="rand_int32 a")
+    else:
+        offset, n = _bound_difference(a, b, fn="rand_int32", bits=32)
     final_tweak, h = engine.state_hash(state)
-    return engine.bounded_int32(h, n, final_tweak=final_tweak)
+    value = engine.bounded_int32(h, n, final_tweak=final_tweak)
+    return value if offset is None else value + offset
 
 
 @sampler(prefix="hail_")
-def rand_int64(state) -> jax.Array:
-    """Hail's ``hl.rand_int64()``: the state's first 64-bit stream word, as int64.
+def rand_int64(state, a=None, b=None) -> jax.Array:
+    """Hail's ``hl.rand_int64()``, ``hl.rand_int64(a)`` (in ``[0, a)``) or
+    ``hl.rand_int64(a, b)`` (in ``[a, b)``), as int64.
 
-    Needs ``jax_enable_x64`` (TypeError otherwise, at trace time). With x64 off, the same word
-    is ``jaxpmac.bits(state, (2,), jnp.uint32)`` (low half, then high half).
+    * ``rand_int64()``: the state's first 64-bit stream word ``T_0[0]``.
+    * ``rand_int64(a)``: Hail's engine ``nextLong(a)``, Java's method: ``x = nextLong() >>> 1``
+      (63 bits), ``r = x % a``, drawn again (the next word) while ``x - r + (a - 1)``
+      overflows; a ``lax.while_loop`` (for ``a`` near ``2**63`` about half the words are
+      redrawn; for ``a`` below ``2**40``, about one in ``2**23`` or fewer).
+    * ``rand_int64(a, b)``: ``rand_int64(b - a) + a`` in int64 arithmetic, as Hail's Python.
+
+    Needs ``jax_enable_x64`` (TypeError otherwise, at trace time). With x64 off, the word of
+    ``rand_int64()`` is ``jaxpmac.bits(state, (2,), jnp.uint32)`` (low half, then high half).
 
     Args:
         state: an :class:`~jaxpmac.RNGState`.
+        a: None; without ``b`` the bound ``n`` of ``[0, n)``: a Python int in ``[1, 2**63)``
+            or an integer scalar array; with ``b``, the lower bound (an int64 value).
+        b: None, or the upper bound (exclusive); needs ``a``. Concrete bounds are checked
+            (``1 <= b - a < 2**63``); traced ones are converted to int64 (wrapping) and a
+            traced bound ``n <= 0`` gives what ``x % n`` gives, not an error (Hail raises
+            Java's ArithmeticException for ``n = 0``; jaxpmac returns ``lax.rem``'s value).
 
     Returns:
         An int64 scalar.
@@ -241,15 +419,28 @@ def rand_int64(state) -> jax.Array:
         >>> from jaxpmac import hail
         >>> with jax.enable_x64(True):
         ...     print(int(hail.rand_int64(jp.key(0).split_static(-1))))
+        ...     print(int(hail.rand_int64(jp.key(0).split_static(-1), 10)))
         1217282681397866191
+        5
     """
     check_state(state, name="rand_int64")
     if not w.x64_enabled():
         raise TypeError("rand_int64 returns int64, which needs 64-bit types: " + X64_HINT
                         + "; with them off, jaxpmac.bits(state, (2,), jnp.uint32) gives the "
-                        "same word as (low half, high half)")
+                        "same word as rand_int64()'s (low half, high half)")
+    if a is None:
+        if b is not None:
+            raise TypeError(f"rand_int64 b needs a (Hail's rand_int64(a, b) draws in [a, b)), "
+                            f"but was given a=None, b={_inputs.describe(b)}")
+        final_tweak, h = engine.state_hash(state)
+        return engine.word0_int64(h, final_tweak=final_tweak)
+    if b is None:
+        offset, n = None, _check_n64(a, name="rand_int64 a")
+    else:
+        offset, n = _bound_difference(a, b, fn="rand_int64", bits=64)
     final_tweak, h = engine.state_hash(state)
-    return engine.word0_int64(h, final_tweak=final_tweak)
+    value = engine.bounded_int64(h, n, final_tweak=final_tweak)
+    return value if offset is None else value + offset
 
 
 @sampler(prefix="hail_")
@@ -285,3 +476,151 @@ def rand_bool(state, p) -> jax.Array:
         hi, lo = engine.positive_double_bits_static(float(np.asarray(p, np.float64)))
         p_bits = w.Pair(np.uint32(hi), np.uint32(lo))
     return engine.bernoulli_exact(h, p_bits, final_tweak=final_tweak)
+
+
+@sampler(prefix="hail_")
+def rand_norm2d(state, mean=None, cov=None) -> jax.Array:
+    """Hail's ``hl.rand_norm2d(mean, cov)``: a 2-D normal vector, shape ``(2,)``.
+
+    As Hail's Python: ``x[k] = rand_norm(0, 1)`` drawn at ``state.split(k)`` for ``k = 0, 1``
+    (Hail's ``hl.range(0, 2).map(...)`` appends the element index to the message), then with
+    ``mean = [m1, m2]``, ``cov = [s11, s12, s22]``::
+
+        [m1 + sqrt(s11) * x[0],
+         m2 + (s12 / sqrt(s11)) * x[0] + sqrt(s22 - s12 * s12 / s11) * x[1]]
+
+    each operation rounded as Java's (correctly rounded ``sqrt`` and ``/``, no fused
+    multiply-add). ``cov`` is not checked, as in Hail (``s22 - s12**2 / s11 < 0`` gives NaN).
+
+    Args:
+        state: an :class:`~jaxpmac.RNGState`.
+        mean: None (``[0, 0]``) or two real numbers: a sequence or a real array of shape
+            ``(2,)`` (traced or not).
+        cov: None (``[1, 0, 1]``) or the covariance ``[s11, s12, s22]``: three real numbers,
+            as ``mean``.
+
+    Returns:
+        A ``(2,)`` array: float64 equal to Hail's value when ``jax_enable_x64`` is on; float32
+        when it is off (the float32 normals of :func:`rand_norm` and float32 arithmetic).
+
+    Example:
+        >>> import jax, jaxpmac as jp
+        >>> from jaxpmac import hail
+        >>> s = jp.key(-3).split_static(8)                # global_seed=-3, seed=-9
+        >>> with jax.enable_x64(True):
+        ...     print(hail.rand_norm2d(s).tolist())
+        [0.4846102911739796, 0.7673185801166219]
+    """
+    check_state(state, name="rand_norm2d")
+    dtype = engine.float_dtype()
+    mean = jnp.zeros(2, dtype) if mean is None else _check_vector(mean, name="rand_norm2d mean",
+                                                                  length=2)
+    cov = (jnp.asarray([1.0, 0.0, 1.0], dtype) if cov is None
+           else _check_vector(cov, name="rand_norm2d cov", length=3))
+    normals = []
+    for k in range(2):
+        final_tweak, h = engine.state_hash(state.split(k))
+        normals.append(engine.normal(h, 0.0, 1.0, final_tweak=final_tweak))
+    return engine.bivariate_normal(mean, cov, *normals)
+
+
+@sampler(prefix="hail_")
+def rand_cat(state, prob) -> jax.Array:
+    """Hail's ``hl.rand_cat(prob)``: an index ``i`` with probability ``prob[i] / sum(prob)``.
+
+    As Hail's ``rand_cat``: ``r = u * sum(prob)``, with ``u`` the uniform of
+    :func:`rand_unif` (from output block ``T_0`` alone, not the engine) and the sum taken left
+    to right; then from ``i = 0``, while ``r > prob[i]``: ``r -= prob[i]``, ``i += 1``. The
+    weights are not checked, as in Hail (if rounding leaves ``r`` above every weight, the
+    result is ``len(prob)``, as Hail's).
+
+    Args:
+        state: an :class:`~jaxpmac.RNGState`.
+        prob: the unnormalized weights: a non-empty sequence of real numbers or a real 1-D
+            array (traced or not; its length is static).
+
+    Returns:
+        An int32 scalar. With ``jax_enable_x64`` on, Hail's value exactly; with it off, the
+        same method in float32 (``u`` and the weights rounded to float32): Hail's value except
+        where ``u * sum`` falls within float32 rounding of a boundary between categories.
+
+    Example:
+        >>> import jax, jaxpmac as jp
+        >>> from jaxpmac import hail
+        >>> s = jp.key(-3).split(5, -817574220).split_static(-12)
+        >>> with jax.enable_x64(True):
+        ...     print(int(hail.rand_cat(s, [0.0, 1.7, 2.0])))
+        1
+    """
+    check_state(state, name="rand_cat")
+    prob = _check_vector(prob, name="rand_cat prob", length=None)
+    final_tweak, h = engine.state_hash(state)
+    return engine.categorical(h, prob, final_tweak=final_tweak)
+
+
+@sampler(prefix="hail_")
+def shuffle(state, a) -> jax.Array:
+    """Hail's ``hl.shuffle(a)``: ``a`` permuted, sorted by one uniform key per element.
+
+    As Hail's Python (``sorted(a, key=lambda _: hl.rand_unif(0, 1))``): element ``j``'s key is
+    :func:`rand_unif` drawn at ``state.split(j)`` (Hail's map over the array appends the
+    element's index to the message). Hail's ``shuffle`` ignores ``seed=``: its state's static
+    word is an automatic uid (see the module docstring). The keys are compared as float64 bit
+    patterns, exactly in both x64 modes; the sort is stable (equal keys -- probability about
+    ``n**2 / 2**54`` -- keep index order; Hail's order for ties was not checked).
+
+    Hail's ``hl.shuffle(hl.range(start, stop))`` appends each element's *value*
+    ``start + j``, not its index: this function reproduces it for ``start == 0`` only.
+
+    Args:
+        state: an :class:`~jaxpmac.RNGState`.
+        a: the array to permute: a sequence of numbers or a 1-D array of any dtype (its length
+            is static).
+
+    Returns:
+        ``a`` (as an array, its own dtype) permuted.
+
+    Example:
+        >>> import jaxpmac as jp
+        >>> from jaxpmac import hail
+        >>> s = jp.key(-3).split(14, 18).split_static(2)   # automatic static uid 2
+        >>> print(hail.shuffle(s, [0, 1, 2, 3, 4]).tolist())
+        [4, 0, 3, 2, 1]
+    """
+    check_state(state, name="shuffle")
+    if isinstance(a, (list, tuple)):
+        if any(isinstance(v, (bool, np.bool_)) or not isinstance(
+                v, (int, float, np.integer, np.floating)) for v in a):
+            raise TypeError(f"shuffle a accepts a sequence of numbers or a 1-D array, but was "
+                            f"given {_inputs.describe(a)}")
+        a = jnp.asarray(a)
+    if not isinstance(a, (jax.Array, np.ndarray)):
+        raise TypeError(f"shuffle a accepts a sequence of numbers or a 1-D array, but was given "
+                        f"{_inputs.describe(a)}")
+    if np.ndim(a) != 1:
+        raise ValueError(f"shuffle a accepts a sequence of numbers or a 1-D array, but was "
+                         f"given {_inputs.describe(a)}")
+    a = jnp.asarray(a)
+    if a.shape[0] == 0:
+        return a
+    return engine.sort_by_keys(a, _shuffle_keys(state, a.shape[0]))
+
+
+def _shuffle_keys(state, n: int) -> w.Pair:
+    """Bits of ``rand_unif`` at ``state.split(j)`` for ``j < n``, as ``(n,)`` arrays.
+
+    A concrete state's messages are hashed at trace time (in Python: no program per message
+    length); a traced one's in the program, vmapped over ``j``.
+    """
+    if state.is_static:
+        hashes = [engine.state_hash(state.split(j)) for j in range(n)]
+        h = tuple(w.Pair(jnp.stack([jnp.asarray(hj[k].hi, jnp.uint32) for _, hj in hashes]),
+                         jnp.stack([jnp.asarray(hj[k].lo, jnp.uint32) for _, hj in hashes]))
+                  for k in range(len(hashes[0][1])))
+        return engine.uniform_key_bits(h, final_tweak=hashes[0][0])
+
+    def key(j):
+        final_tweak, h = engine.state_hash(state.split(j))
+        return engine.uniform_key_bits(h, final_tweak=final_tweak)
+
+    return jax.vmap(key)(jnp.arange(n, dtype=jnp.int32))

@@ -59,6 +59,14 @@ __all__ = [
     "hail_rand_int32",
     "hail_rand_int64",
     "hail_rand_bool",
+    "hail_rand_unif_nd",
+    "hail_rand_norm_nd",
+    "hail_rand_norm2d",
+    "hail_rand_int32_range",
+    "hail_rand_int64_bounded",
+    "hail_rand_int64_range",
+    "hail_rand_cat",
+    "hail_shuffle",
 ]
 
 MASK64 = (1 << 64) - 1
@@ -414,6 +422,7 @@ class HailEngine:
         self._block_index = 0  # c of the next output block T_c to produce
         self._buffer: list[int] = []  # unread 64-bit words of the current block
         self._pending_half: int | None = None  # unused (low) half after an odd nextInt
+        self._buffered_gaussian: float | None = None  # nextGaussian's second normal
 
     def _next_word(self) -> int:
         if not self._buffer:
@@ -451,10 +460,27 @@ class HailEngine:
         significand = (bits if e < 12 else self.next_long()) >> 12
         return _float64_from_bits((exponent << 52) | significand)
 
+    def next_gaussian(self) -> float:
+        """nextGaussian: Marsaglia's polar method; the pair's second normal is buffered and
+        returned by the next call (Hail's ``hasBufferedGaussian``)."""
+        if self._buffered_gaussian is not None:
+            z, self._buffered_gaussian = self._buffered_gaussian, None
+            return z
+        while True:
+            v1 = 2.0 * self.next_double() - 1.0
+            v2 = 2.0 * self.next_double() - 1.0
+            s = v1 * v1 + v2 * v2
+            if 0.0 < s < 1.0:
+                break
+        multiplier = math.sqrt(-2.0 * math.log(s) / s)
+        self._buffered_gaussian = v2 * multiplier
+        return v1 * multiplier
+
     # Hail-style camelCase aliases.
     nextLong = next_long
     nextInt = next_int
     nextDouble = next_double
+    nextGaussian = next_gaussian
 
 
 def _hail_unit_uniform(block0: Sequence[int]) -> float:
@@ -525,3 +551,111 @@ def hail_rand_int64(nonce, static_words: Sequence, dynamic_words: Sequence) -> i
 def hail_rand_bool(nonce, static_words: Sequence, dynamic_words: Sequence, p: float) -> bool:
     """Hail's rand_bool(p) = rand_unif(0, 1) < p (SPEC §3)."""
     return hail_rand_unif(nonce, static_words, dynamic_words) < p
+
+
+# ---------------------------------------------------------------------------
+# Hail 0.2.139's other random functions (issue 34), from Hail's sources:
+# RandomSeededFunctions.scala (rand_unif_nd, rand_norm_nd, rand_int32/64 with a bound, rand_cat),
+# Random.scala (ThreefryRandomEngine.nextLong(n), nextGaussian), functions.py (rand_norm2d,
+# rand_int32(a, b), rand_int64(a, b), shuffle). Python floats are IEEE doubles and every
+# operation below rounds as Java's does (no fused multiply-add).
+# ---------------------------------------------------------------------------
+
+
+def _to_signed32(x: int) -> int:
+    x &= MASK32
+    return x - (1 << 32) if x >> 31 else x
+
+
+def _column_major(draws: list, nrows: int, ncols: int) -> list[list]:
+    """Hail's ``size=`` ndarray as row-major nested lists: value [i][j] is draw j*nrows + i."""
+    return [[draws[j * nrows + i] for j in range(ncols)] for i in range(nrows)]
+
+
+def hail_rand_unif_nd(nonce, static_words: Sequence, dynamic_words: Sequence,
+                      lower: float, upper: float, nrows: int, ncols: int) -> list[list[float]]:
+    """Hail's rand_unif(lower, upper, size=(nrows, ncols)): ``runif`` per element,
+    ``lower + (upper - lower) * nextDouble()``, from one engine, column-major."""
+    engine = HailEngine(nonce, static_words, dynamic_words)
+    draws = [lower + (upper - lower) * engine.next_double() for _ in range(nrows * ncols)]
+    return _column_major(draws, nrows, ncols)
+
+
+def hail_rand_norm_nd(nonce, static_words: Sequence, dynamic_words: Sequence,
+                      mean: float, sd: float, nrows: int, ncols: int) -> list[list[float]]:
+    """Hail's rand_norm(mean, sd, size=(nrows, ncols)): ``mean + sd * nextGaussian()`` per
+    element from one engine (both normals of each polar pair), column-major."""
+    engine = HailEngine(nonce, static_words, dynamic_words)
+    draws = [mean + sd * engine.next_gaussian() for _ in range(nrows * ncols)]
+    return _column_major(draws, nrows, ncols)
+
+
+def hail_rand_norm2d(nonce, static_words: Sequence, dynamic_words: Sequence,
+                     mean: Sequence[float] = (0.0, 0.0),
+                     cov: Sequence[float] = (1.0, 0.0, 1.0)) -> list[float]:
+    """Hail's rand_norm2d(mean, cov): two scalar rand_norm(0, 1) at message + [0] and + [1]."""
+    x0, x1 = (hail_rand_norm(nonce, static_words, list(dynamic_words) + [k]) for k in (0, 1))
+    m1, m2 = mean
+    s11, s12, s22 = cov
+    root_s11 = math.sqrt(s11)
+    return [m1 + root_s11 * x0,
+            m2 + (s12 / root_s11) * x0 + math.sqrt(s22 - s12 * s12 / s11) * x1]
+
+
+def hail_rand_int32_range(nonce, static_words: Sequence, dynamic_words: Sequence,
+                          a: int, b: int) -> int:
+    """Hail's rand_int32(a, b) = rand_int32(b - a) + a, in int32 arithmetic."""
+    n = _to_signed32(b - a)
+    return _to_signed32(hail_rand_int32(nonce, static_words, dynamic_words, n) + a)
+
+
+def _java_long_bounded(engine: HailEngine, n: int) -> int:
+    """ThreefryRandomEngine.nextLong(n), Java's method: x = nextLong() >>> 1, r = x % n,
+    redrawn while x - r + (n - 1) overflows to a negative long."""
+    if not 0 < n < (1 << 63):
+        raise ValueError("n must be an int in [1, 2**63)")
+    while True:
+        x = engine.next_long() >> 1
+        r = x % n                                 # x >= 0, n > 0: Java's % agrees
+        if to_signed64(x - r + (n - 1)) >= 0:
+            return r
+
+
+def hail_rand_int64_bounded(nonce, static_words: Sequence, dynamic_words: Sequence,
+                            n: int) -> int:
+    """Hail's rand_int64(n): the engine's nextLong(n), in [0, n)."""
+    return _java_long_bounded(HailEngine(nonce, static_words, dynamic_words), n)
+
+
+def hail_rand_int64_range(nonce, static_words: Sequence, dynamic_words: Sequence,
+                          a: int, b: int) -> int:
+    """Hail's rand_int64(a, b) = rand_int64(b - a) + a, in int64 arithmetic."""
+    n = to_signed64(b - a)
+    return to_signed64(hail_rand_int64_bounded(nonce, static_words, dynamic_words, n) + a)
+
+
+def hail_rand_cat(nonce, static_words: Sequence, dynamic_words: Sequence,
+                  prob: Sequence[float]) -> int:
+    """Hail's rand_cat(prob): r = u * sum(prob) (u: the block-0 uniform of rand_unif, the sum
+    left to right), then the first i with not (r > prob[i]), subtracting prob[i] on the way;
+    len(prob) if there is none."""
+    u = _hail_unit_uniform(stream_block(nonce, static_words, dynamic_words, 0))
+    total = 0.0
+    for p in prob:
+        total += p
+    r = u * total
+    i = 0
+    while i < len(prob) and r > prob[i]:
+        r -= prob[i]
+        i += 1
+    return i
+
+
+def hail_shuffle(nonce, static_words: Sequence, dynamic_words: Sequence,
+                 a: Sequence) -> list:
+    """Hail's shuffle(a): sorted by keys rand_unif(0, 1) drawn at message + [j] for element j
+    (ties, probability about n**2 / 2**54, kept in index order)."""
+    keys = [_hail_unit_uniform(stream_block(nonce, static_words, list(dynamic_words) + [j], 0))
+            for j in range(len(a))]
+    order = sorted(range(len(a)), key=lambda j: keys[j])
+    return [a[j] for j in order]

@@ -149,12 +149,27 @@ SAMPLERS = {
     "triangular": _sampler(jp.triangular, static=dict(shape=(N,)),
                            params=dict(left=-1.0, mode=0.5, right=3.0), dtypes=F32_64,
                            x64=True),
-    "hail_rand_unif": _sampler(jp.hail.rand_unif, params=dict(lower=-1.0, upper=2.0), x64=True),
-    "hail_rand_norm": _sampler(jp.hail.rand_norm, params=dict(mean=1.0, sd=3.0), x64=True),
-    "hail_rand_int32": _sampler(jp.hail.rand_int32, params=dict(n=1000), x64=True,
-                                vmapped=True),
-    "hail_rand_int64": _sampler(jp.hail.rand_int64, x64=True, x64_only=True),
+    # Hail's functions with several forms draw each form (the keyless one: the last form).
+    "hail_rand_unif": _sampler(lambda s, **p: (jp.hail.rand_unif(s, **p),
+                                               jp.hail.rand_unif(s, **p, size=(2, 3))),
+                               params=dict(lower=-1.0, upper=2.0), x64=True),
+    "hail_rand_norm": _sampler(lambda s, **p: (jp.hail.rand_norm(s, **p),
+                                               jp.hail.rand_norm(s, **p, size=(3, 2))),
+                               params=dict(mean=1.0, sd=3.0), x64=True),
+    "hail_rand_int32": _sampler(lambda s, a, b: (jp.hail.rand_int32(s, a),
+                                                 jp.hail.rand_int32(s, a, b)),
+                                params=dict(a=10, b=1000), x64=True, vmapped=True),
+    "hail_rand_int64": _sampler(lambda s, a, b: (jp.hail.rand_int64(s),
+                                                 jp.hail.rand_int64(s, a),
+                                                 jp.hail.rand_int64(s, a, b)),
+                                params=dict(a=10**12, b=2**62), x64=True, x64_only=True),
     "hail_rand_bool": _sampler(jp.hail.rand_bool, params=dict(p=0.3), x64=True),
+    "hail_rand_norm2d": _sampler(jp.hail.rand_norm2d,
+                                 params=dict(mean=[1.0, -2.0], cov=[2.0, 0.5, 1.0]), x64=True),
+    "hail_rand_cat": _sampler(jp.hail.rand_cat, params=dict(prob=[0.1, 0.0, 5.0, 2.5, 0.001]),
+                              x64=True, vmapped=True),
+    "hail_shuffle": _sampler(jp.hail.shuffle, params=dict(a=[5, 3, 8, 1, 9, 2, 7, 4, 6, 0]),
+                             vmapped=True),
 }
 
 
@@ -464,7 +479,9 @@ def test_keyless_samplers_under_disable_jit(x64, every_sampler):
     if not every_sampler:
         assert sorted(names) == sorted(KEYLESS_KINDS)
     elif not x64:
-        assert len(names) == len(jp.rand.__all__) - 1
+        # Every keyless sampler (jp.rand.__all__ less keyed_by) but the x64-only ones.
+        x64_only = sum(spec["x64_only"] for spec in SAMPLERS.values())
+        assert len(names) == len(jp.rand.__all__) - 1 - x64_only
     assert names
     with jax.enable_x64(x64):
         params = {n: {k: jnp.asarray(v) for k, v in SAMPLERS[n]["params"].items()}

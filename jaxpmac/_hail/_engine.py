@@ -365,3 +365,332 @@ def normal(h, mean, sd, *, final_tweak: int) -> jax.Array:
     multiplier = sqrt(divide(-2 * _fixed_math.log(state.s), state.s))
     z = state.v1 * multiplier
     return jnp.asarray(mean, dtype) + _fixed_math.rounded(jnp.asarray(sd, dtype) * z)
+
+
+# -- Hail's sequential engine ---------------------------------------------------------------------
+#
+# ``ThreefryRandomEngine`` as a pure JAX value: every ``next_*`` takes an :class:`Engine` and
+# returns the advanced engine with its draw, so a sampler threads it through ``lax.while_loop`` /
+# ``lax.fori_loop`` bodies and ``vmap`` batches it like any other pytree.
+
+WORDS_PER_BLOCK = 4
+INTS_PER_BLOCK = 2 * WORDS_PER_BLOCK   # Hail's ``usedInts`` when the buffer is used up
+
+
+@jax.tree_util.register_pytree_node_class
+class Engine:
+    """Hail's ``ThreefryRandomEngine`` for one state, as a pytree of arrays.
+
+    Fields (all of them ``uint32``/``int32``/``bool``/float arrays, the leaves of the tree):
+
+    * ``h``: the hashed message, four ``Pair`` words (the cipher's plaintext);
+    * ``final_tweak``: the state's final tweak word ``f`` as a ``Pair`` (an array, not static:
+      states of both message-length classes share one compiled program);
+    * ``block_index``: ``uint32``, the index ``c`` of the next output block ``T_c`` to compute
+      (Hail's ``counter``);
+    * ``block``: the current block's four ``Pair`` words (Hail's ``buffer``);
+    * ``used_ints``: ``int32``, Hail's ``usedInts``: the 32-bit halves of ``block`` consumed,
+      in ``[0, 8]``; ``8`` means the buffer is empty. The read position is ``used_ints // 2``
+      and an odd value means a ``next_int`` left the word's LOW half pending (a ``next_long``
+      skips it, as Hail's does);
+    * ``gaussian``, ``has_gaussian``: ``nextGaussian``'s buffered second normal of a polar
+      pair (float64 with x64 on, float32 off) and whether it is pending.
+    """
+
+    __slots__ = ("h", "final_tweak", "block_index", "block", "used_ints", "gaussian",
+                 "has_gaussian")
+
+    def __init__(self, h, final_tweak, block_index, block, used_ints, gaussian, has_gaussian):
+        self.h = tuple(h)
+        self.final_tweak = final_tweak
+        self.block_index = block_index
+        self.block = tuple(block)
+        self.used_ints = used_ints
+        self.gaussian = gaussian
+        self.has_gaussian = has_gaussian
+
+    def tree_flatten(self):
+        children = (self.h, self.final_tweak, self.block_index, self.block, self.used_ints,
+                    self.gaussian, self.has_gaussian)
+        return children, None
+
+    @classmethod
+    def tree_unflatten(cls, _, children):
+        return cls(*children)
+
+    def replace(self, **changes) -> "Engine":
+        fields = {name: getattr(self, name) for name in self.__slots__}
+        fields.update(changes)
+        return Engine(**fields)
+
+    def __repr__(self):
+        return f"Engine(block_index={self.block_index}, used_ints={self.used_ints})"
+
+
+def tweak_pair(final_tweak) -> w.Pair:
+    """The final tweak word as a ``Pair`` of ``uint32`` arrays (from a Python int or a Pair)."""
+    if isinstance(final_tweak, int):
+        final_tweak = w.pair_const(final_tweak)
+    return w.Pair(jnp.asarray(final_tweak.hi, U32), jnp.asarray(final_tweak.lo, U32))
+
+
+def engine_from_hash(h, final_tweak) -> Engine:
+    """A fresh engine (nothing drawn yet) for the hashed message ``h`` (four ``Pair`` words)
+    with final tweak ``f`` (a Python int, as ``state_hash`` gives it, or a ``Pair``)."""
+    h = tuple(w.Pair(jnp.asarray(word.hi, U32), jnp.asarray(word.lo, U32)) for word in h)
+    zero = jnp.zeros_like(h[0].hi)
+    return Engine(h=h, final_tweak=tweak_pair(final_tweak), block_index=zero,
+                  block=(w.Pair(zero, zero),) * WORDS_PER_BLOCK,
+                  used_ints=jnp.full(zero.shape, INTS_PER_BLOCK, I32),
+                  gaussian=jnp.zeros(zero.shape, float_dtype()),
+                  has_gaussian=jnp.zeros(zero.shape, jnp.bool_))
+
+
+def engine_from_state(state: RNGState) -> Engine:
+    """Hail's engine for ``state`` (``ThreefryRandomEngine(nonce, staticID, message)``)."""
+    final_tweak, h = state_hash(state)
+    return engine_from_hash(h, final_tweak)
+
+
+def _fill_if_empty(eng: Engine, take) -> Engine:
+    """Computes the next block when a word is to be taken and the buffer is empty.
+
+    A ``lax.cond``, not an arithmetic select: where the predicate is not batched (unbatched
+    ``used_ints``: every lane has drawn the same sequence of word counts, e.g. ``nextLong`` /
+    ``nextInt`` in a fixed pattern, or no ``vmap`` at all) it stays a real branch and the
+    cipher runs once per four words; where ``vmap`` batches the predicate, JAX turns the cond
+    into a select of both branches, which costs what an arithmetic select would. So the cond
+    is never more expensive and often four times cheaper.
+    """
+    refill = take & (eng.used_ints >= INTS_PER_BLOCK)
+
+    def fill(eng):
+        block = output_block(eng.h, eng.final_tweak, eng.block_index)
+        return eng.replace(block=block, block_index=eng.block_index + np.uint32(1),
+                           used_ints=jnp.zeros_like(eng.used_ints))
+
+    return lax.cond(refill, fill, lambda eng: eng, eng)
+
+
+def _word_at(block, index) -> w.Pair:
+    """``block[index]`` for a dynamic ``index`` in ``[0, 3]`` (elementwise: vmap-friendly)."""
+    return w.Pair(lax.select_n(index, *(word.hi for word in block)),
+                  lax.select_n(index, *(word.lo for word in block)))
+
+
+def _next_long_if(eng: Engine, take) -> tuple[Engine, w.Pair]:
+    """``nextLong()`` where ``take`` (a bool, per lane), else the engine unchanged.
+
+    The word returned where ``take`` is False is meaningless.
+    """
+    used = eng.used_ints
+    used = jnp.where(take, used + (used & 1), used)    # round up: skip a pending low half
+    eng = _fill_if_empty(eng.replace(used_ints=used), take)
+    used = eng.used_ints
+    word = _word_at(eng.block, jnp.minimum(used >> 1, WORDS_PER_BLOCK - 1))
+    return eng.replace(used_ints=jnp.where(take, used + 2, used)), word
+
+
+def next_long(eng: Engine) -> tuple[Engine, w.Pair]:
+    """Hail's ``nextLong()``: the next 64-bit stream word, as a ``Pair`` (unsigned)."""
+    return _next_long_if(eng, jnp.bool_(True))
+
+
+def next_int(eng: Engine) -> tuple[Engine, jax.Array]:
+    """Hail's ``nextInt()`` as ``uint32``: a new word's HIGH half, then that word's LOW half."""
+    eng = _fill_if_empty(eng, jnp.bool_(True))
+    used = eng.used_ints
+    word = _word_at(eng.block, used >> 1)
+    half = jnp.where((used & 1) == 1, word.lo, word.hi)
+    return eng.replace(used_ints=used + 1), half
+
+
+def next_double_bits(eng: Engine) -> tuple[Engine, w.Pair]:
+    """Float64 bit pattern of Hail's ``nextDouble()``: a uniform double in ``(0, 1)``.
+
+    ``exponent = 1022 - (64 per all-zero word) - trailing zeros`` of the first nonzero word;
+    the significand is that word's top 52 bits, or the next word's when it has 12 or more
+    trailing zeros. One ``while_loop`` takes one word per iteration (one iteration but for
+    about one call in 4096), so the program holds one copy of the cipher, not three.
+    """
+    def take_word(carry):
+        eng, exponent, found, _, _ = carry
+        eng, word = next_long(eng)
+        zero, zeros = is_zero(word), trailing_zeros(word)
+        # Before the first nonzero word, each word lowers the exponent: by 64 while zero, by
+        # its trailing zeros once not; the word after one with >= 12 trailing zeros is the
+        # significand's.
+        exponent = jnp.where(found, exponent, exponent - jnp.where(zero, WORD_BITS, zeros))
+        done = found | (~zero & (zeros < SIGNIFICAND_DROP))
+        return eng, exponent, found | ~zero, word, done
+
+    zero_word = w.Pair(jnp.zeros_like(eng.block[0].hi), jnp.zeros_like(eng.block[0].lo))
+    init = (eng, jnp.full(eng.used_ints.shape, UNIT_EXPONENT, I32),
+            jnp.zeros(eng.used_ints.shape, jnp.bool_), zero_word,
+            jnp.zeros(eng.used_ints.shape, jnp.bool_))
+    eng, exponent, _, word, _ = lax.while_loop(lambda carry: ~carry[4], take_word, init)
+    return eng, double_bits(exponent, significand(word))
+
+
+def next_double(eng: Engine) -> tuple[Engine, jax.Array]:
+    """Hail's ``nextDouble()``: float64 exactly with x64 on; with x64 off, that double
+    correctly rounded to float32 (one rounding)."""
+    eng, bits = next_double_bits(eng)
+    return eng, bits_to_float(bits)
+
+
+def next_gaussian(eng: Engine) -> tuple[Engine, jax.Array]:
+    """Hail's ``nextGaussian()``: Marsaglia's polar method, the pair's second normal buffered.
+
+    Draws ``v = 2 * nextDouble() - 1`` pairs until ``0 < s = v1**2 + v2**2 < 1`` and returns
+    ``v1 * m`` with ``m = sqrt(-2 log(s) / s)``, keeping ``v2 * m`` for the next call. With x64
+    off the arithmetic is float32 (as ``normal``). One ``while_loop`` draws one double per
+    iteration (one copy of ``next_double`` in the program).
+    """
+    dtype = float_dtype()
+
+    def draw_double(carry):
+        eng, have_v1, v1, _, _, _ = carry
+        eng, d = next_double(eng)
+        v = 2 * d - 1           # 2 * d is exact: no fused multiply-add to fear
+        s = _fixed_math.rounded(v1 * v1) + _fixed_math.rounded(v * v)   # used with have_v1
+        accepted = have_v1 & (s > 0) & (s < 1)
+        return (eng, ~have_v1, jnp.where(have_v1, v1, v), v, s, accepted)
+
+    def polar(eng):
+        zero = jnp.zeros(eng.gaussian.shape, dtype)
+        no = jnp.zeros(eng.gaussian.shape, jnp.bool_)
+        eng, _, v1, v2, s, _ = lax.while_loop(lambda carry: ~carry[5], draw_double,
+                                              (eng, no, zero, zero, zero, no))
+        multiplier = sqrt(divide(-2 * _fixed_math.log(s), s))
+        eng = eng.replace(gaussian=_fixed_math.rounded(v2 * multiplier),
+                          has_gaussian=jnp.ones_like(eng.has_gaussian))
+        return eng, _fixed_math.rounded(v1 * multiplier)
+
+    def buffered(eng):
+        return eng.replace(has_gaussian=jnp.zeros_like(eng.has_gaussian)), eng.gaussian
+
+    return lax.cond(eng.has_gaussian, buffered, polar, eng)
+
+
+# -- Functions on the sequential engine ----------------------------------------------------------
+
+def _draw_sequence(eng: Engine, count: int, draw):
+    """``count`` draws ``draw(eng) -> (eng, value)`` in order, by ``lax.scan``."""
+    return lax.scan(lambda eng, _: draw(eng), eng, None, length=count)[1]
+
+
+def uniform_sequence(h, lower, upper, *, final_tweak: int, count: int) -> jax.Array:
+    """``count`` draws of Hail's ``runif``: ``lower + (upper - lower) * nextDouble()``, one
+    engine (``rand_unif_nd``)."""
+    return _uniform_sequence(h, tweak_pair(final_tweak), lower, upper, count=count)
+
+
+@partial(jax.jit, static_argnames=("count",))
+def _uniform_sequence(h, final_tweak, lower, upper, *, count: int) -> jax.Array:
+    dtype = float_dtype()
+    lower, upper = jnp.asarray(lower, dtype), jnp.asarray(upper, dtype)
+
+    def draw(eng):
+        eng, d = next_double(eng)
+        return eng, lower + _fixed_math.rounded((upper - lower) * d)   # Java rounds the product
+
+    return _draw_sequence(engine_from_hash(h, final_tweak), count, draw)
+
+
+def normal_sequence(h, mean, sd, *, final_tweak: int, count: int) -> jax.Array:
+    """``count`` draws of Hail's ``rnorm``: ``mean + sd * nextGaussian()``, one engine
+    (``rand_norm_nd``: consecutive draws are the two normals of one polar pair)."""
+    return _normal_sequence(h, tweak_pair(final_tweak), mean, sd, count=count)
+
+
+@partial(jax.jit, static_argnames=("count",))
+def _normal_sequence(h, final_tweak, mean, sd, *, count: int) -> jax.Array:
+    dtype = float_dtype()
+    mean, sd = jnp.asarray(mean, dtype), jnp.asarray(sd, dtype)
+
+    def draw(eng):
+        eng, z = next_gaussian(eng)
+        return eng, mean + _fixed_math.rounded(sd * z)
+
+    return _draw_sequence(engine_from_hash(h, final_tweak), count, draw)
+
+
+def next_long_bounded(eng: Engine, n) -> tuple[Engine, jax.Array]:
+    """Hail's ``nextLong(n)`` (Java's method, needs x64): ``x = nextLong() >>> 1``,
+    ``r = x % n``, redrawn while ``x - r + (n - 1)`` overflows (is negative as int64)."""
+    n = jnp.asarray(n, jnp.int64)
+
+    def draw(eng):
+        eng, word = next_long(eng)
+        x = lax.bitcast_convert_type(w.to_u64(word) >> np.uint64(1), jnp.int64)
+        return eng, x, lax.rem(x, n)
+
+    def overflows(carry):
+        _, x, r = carry
+        return (x - r + (n - 1)) < 0
+
+    eng, x, r = draw(eng)
+    eng, _, r = lax.while_loop(overflows, lambda carry: draw(carry[0]), (eng, x, r))
+    return eng, r
+
+
+def bounded_int64(h, n, *, final_tweak: int) -> jax.Array:
+    """Hail's ``rand_int64(n)``: ``nextLong(n)`` on a fresh engine (int64, needs x64)."""
+    return _bounded_int64(h, tweak_pair(final_tweak), n)
+
+
+@jax.jit
+def _bounded_int64(h, final_tweak, n) -> jax.Array:
+    return next_long_bounded(engine_from_hash(h, final_tweak), n)[1]
+
+
+@partial(jax.jit, static_argnames=("final_tweak",))
+def categorical(h, prob, *, final_tweak: int) -> jax.Array:
+    """Hail's ``rand_cat(prob)``: ``r = u * sum(prob)`` with the block-0 uniform ``u`` and the
+    sum taken left to right; then, from ``i = 0``, while ``r > prob[i]`` and ``i < len``:
+    ``r -= prob[i]``, ``i += 1``. Returns ``i`` (int32; ``len(prob)`` if ``r`` outlasts every
+    weight, as in Hail)."""
+    dtype = float_dtype()
+    prob = jnp.asarray(prob, dtype)
+    u = bits_to_float(unit_uniform_bits(output_block(h, final_tweak, 0)))
+    total = lax.scan(lambda s, p: (s + p, None), jnp.zeros((), dtype), prob)[0]
+    r = _fixed_math.rounded(u * total)
+
+    def scan_step(carry, p):
+        r, index, stopped = carry
+        go_on = ~stopped & (r > p)
+        return (jnp.where(go_on, r - p, r), index + go_on.astype(I32), stopped | ~go_on), None
+
+    (_, index, _), _ = lax.scan(scan_step, (r, jnp.int32(0), jnp.bool_(False)), prob)
+    return index
+
+
+@jax.jit
+def bivariate_normal(mean, cov, x0, x1) -> jax.Array:
+    """``rand_norm2d``'s arithmetic, as Hail's Python writes it, every operation rounded once:
+    ``[m1 + sqrt(s11) x0, m2 + (s12 / sqrt(s11)) x0 + sqrt(s22 - s12 s12 / s11) x1]``."""
+    dtype = float_dtype()
+    m1, m2 = (mean[i].astype(dtype) for i in range(2))
+    s11, s12, s22 = (cov[i].astype(dtype) for i in range(3))
+    root_s11 = sqrt(s11)
+    first = m1 + _fixed_math.rounded(root_s11 * x0)
+    conditional_sd = sqrt(s22 - divide(_fixed_math.rounded(s12 * s12), s11))
+    second = (m2 + _fixed_math.rounded(divide(s12, root_s11) * x0)
+              + _fixed_math.rounded(conditional_sd * x1))
+    return jnp.stack([first, second])
+
+
+@partial(jax.jit, static_argnames=("final_tweak",))
+def uniform_key_bits(h, *, final_tweak: int) -> w.Pair:
+    """Float64 bits of the block-0 uniform (``rand_unif(0, 1)``): ``shuffle``'s sort key."""
+    return unit_uniform_bits(output_block(h, final_tweak, 0))
+
+
+@jax.jit
+def sort_by_keys(values, keys: w.Pair) -> jax.Array:
+    """``values`` stably sorted by positive float64 keys given as bit patterns (unsigned order
+    of the bits is the order of the values)."""
+    index = jnp.arange(values.shape[0], dtype=I32)
+    _, _, order = lax.sort((keys.hi, keys.lo, index), num_keys=2, is_stable=True)
+    return values[order]

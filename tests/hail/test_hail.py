@@ -532,16 +532,16 @@ class ValidationTest(parameterized.TestCase):
 
     @parameterized.parameters((0,), (-5,), (2**31,), (2**40,), (np.int64(0),), (np.int32(-3),))
     def test_rand_int32_n_out_of_range(self, n):
-        with pytest.raises(ValueError, match=r"rand_int32 n accepts .*\[1, 2\*\*31\)"):
+        with pytest.raises(ValueError, match=r"rand_int32 a accepts .*\[1, 2\*\*31\)"):
             hail.rand_int32(jp.key(0), n)
 
     def test_rand_int32_concrete_jax_array_n_is_checked(self):
-        with pytest.raises(ValueError, match="rand_int32 n accepts"):
+        with pytest.raises(ValueError, match="rand_int32 a accepts"):
             hail.rand_int32(jp.key(0), jnp.int32(0))
 
     @parameterized.parameters((1.5,), (True,), ("7",), (None,), (np.float32(3.0),))
     def test_rand_int32_n_wrong_type(self, n):
-        with pytest.raises(TypeError, match="rand_int32 n accepts"):
+        with pytest.raises(TypeError, match="rand_int32 a accepts"):
             hail.rand_int32(jp.key(0), n)
 
     def test_rand_int32_n_must_be_a_scalar(self):

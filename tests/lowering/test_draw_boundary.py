@@ -58,6 +58,9 @@ DRAWS = {
     "hail.rand_norm": (hail.rand_norm, ()),
     "hail.rand_int32": (hail.rand_int32, (100,)),
     "hail.rand_bool": (hail.rand_bool, (0.5,)),
+    "hail.rand_norm2d": (hail.rand_norm2d, ([1.0, 0.0], [1.0, 0.5, 2.0])),
+    "hail.rand_cat": (hail.rand_cat, ([1.0, 2.0, 0.5],)),
+    "hail.shuffle": (hail.shuffle, (jnp.arange(5),)),
 }
 
 

@@ -53,7 +53,8 @@ FLOAT = "dtype accepts float16, bfloat16, float32 or float64 (float64 needs jax_
 INT = "dtype accepts int8, int16, int32, int64, uint8, uint16, uint32 or uint64"
 REAL = "accepts real numbers or arrays of them, but was given"
 HAIL_REAL = "accepts a Python float or int, or a real scalar array"
-HAIL_N = "n accepts a Python int in [1, 2**31), or an integer scalar array"
+HAIL_N = "a accepts a Python int in [1, 2**31), or an integer scalar array"
+HAIL_SIZE = "size accepts None or a tuple (nrows, ncols) of two positive Python ints"
 X64 = "needs 64-bit types: enable them with jax.config.update('jax_enable_x64', True)"
 KEY = "fold_in_uids key accepts a typed jax.random key of jaxpmac.prng_impl"
 P_WEIGHTS = "accepts finite non-negative weights with a positive, finite sum"
@@ -600,7 +601,12 @@ ROWS = [
            ("bool array bound", "hail.rand_unif(S, 0.0, np.bool_(True))", TypeError,
             "but was given array of dtype bool and shape ()"),
            ("non-scalar bound", "hail.rand_unif(S, 0.0, np.ones(2))", ValueError,
-            "rand_unif upper accepts a Python float or int, or a real scalar array")),
+            "rand_unif upper accepts a Python float or int, or a real scalar array"),
+           ("size not a pair", "hail.rand_unif(S, size=3)", TypeError,
+            f"rand_unif {HAIL_SIZE} (Hail's size=; the result is an (nrows, ncols) array), but "
+            f"was given int 3"),
+           ("size with a zero", "hail.rand_unif(S, size=(2, 0))", ValueError,
+            "but was given (2, 0)")),
     *_rows("hail.rand_norm",
            ("state not an RNGState", "hail.rand_norm(None)", TypeError, f"rand_norm {STATE}"),
            ("str sd", "hail.rand_norm(S, 0.0, '1')", TypeError,
@@ -608,7 +614,21 @@ ROWS = [
            ("None mean", "hail.rand_norm(S, None)", TypeError,
             "rand_norm mean accepts a Python float or int"),
            ("non-scalar mean", "hail.rand_norm(S, np.zeros(2))", ValueError,
-            "but was given array of dtype float64 and shape (2,)")),
+            "but was given array of dtype float64 and shape (2,)"),
+           ("size of three ints", "hail.rand_norm(S, size=(2, 2, 2))", TypeError,
+            f"rand_norm {HAIL_SIZE}"),
+           ("float size", "hail.rand_norm(S, size=(2.0, 1))", TypeError,
+            "but was given tuple (2.0, 1)")),
+    *_rows("hail.rand_norm2d",
+           ("state not an RNGState", "hail.rand_norm2d(None)", TypeError,
+            f"rand_norm2d {STATE}"),
+           ("mean of three", "hail.rand_norm2d(S, [0.0, 0.0, 0.0])", ValueError,
+            "rand_norm2d mean accepts a sequence of 2 real numbers or a real 1-D array (traced "
+            "or not) of shape (2,), but was given list [0.0, 0.0, 0.0]"),
+           ("str cov", "hail.rand_norm2d(S, cov='abc')", TypeError,
+            "rand_norm2d cov accepts a sequence of 3 real numbers"),
+           ("2-D cov", "hail.rand_norm2d(S, cov=np.eye(2))", ValueError,
+            "but was given array of dtype float64 and shape (2, 2)")),
     *_rows("hail.rand_int32",
            ("state not an RNGState", "hail.rand_int32(None, 3)", TypeError,
             f"rand_int32 {STATE}"),
@@ -623,7 +643,17 @@ ROWS = [
            ("float array n", "hail.rand_int32(S, np.float32(3))", TypeError,
             "but was given array of dtype float32 and shape ()"),
            ("non-scalar n", "hail.rand_int32(S, np.array([3, 4]))", ValueError,
-            "and shape (2,)")),
+            "and shape (2,)"),
+           ("b <= a", "hail.rand_int32(S, 5, 5)", ValueError,
+            "rand_int32 accepts a < b with b - a < 2**31 (Hail draws rand_int32(b - a) + a), "
+            "but was given a=5, b=5 (b - a = 0)"),
+           ("b - a too large", "hail.rand_int32(S, -2**31, 2**31 - 1)", ValueError,
+            "(b - a = 4294967295)"),
+           ("b out of int32", "hail.rand_int32(S, 0, 2**31)", ValueError,
+            "rand_int32 b accepts a Python int or an integer scalar array (traced or not), "
+            "with a < b and b - a < 2**31 when both are concrete (an int32), but was given "
+            "2147483648"),
+           ("float b", "hail.rand_int32(S, 0, 2.5)", TypeError, "but was given float 2.5")),
     *_rows("hail.rand_int64",
            ("state not an RNGState", "hail.rand_int64(None)", TypeError,
             f"rand_int64 {STATE}"),
@@ -637,6 +667,23 @@ ROWS = [
            ("bool p", "hail.rand_bool(S, True)", TypeError, "but was given bool True"),
            ("non-scalar p", "hail.rand_bool(S, np.ones(2))", ValueError,
             "but was given array of dtype float64 and shape (2,)")),
+    *_rows("hail.rand_cat",
+           ("state not an RNGState", "hail.rand_cat(None, [1.0])", TypeError,
+            f"rand_cat {STATE}"),
+           ("empty prob", "hail.rand_cat(S, [])", ValueError,
+            "rand_cat prob accepts a sequence of one or more real numbers or a real 1-D array "
+            "(traced or not) of nonzero length, but was given list []"),
+           ("2-D prob", "hail.rand_cat(S, np.ones((2, 2)))", ValueError,
+            "but was given array of dtype float64 and shape (2, 2)"),
+           ("bool weights", "hail.rand_cat(S, [True, False])", TypeError,
+            "but was given list [True, False]")),
+    *_rows("hail.shuffle",
+           ("state not an RNGState", "hail.shuffle(None, [1, 2])", TypeError,
+            f"shuffle {STATE}"),
+           ("scalar a", "hail.shuffle(S, 5)", TypeError,
+            "shuffle a accepts a sequence of numbers or a 1-D array, but was given int 5"),
+           ("2-D a", "hail.shuffle(S, np.ones((2, 2)))", ValueError,
+            "but was given array of dtype float64 and shape (2, 2)")),
     # -- jax.random interop ----------------------------------------------------------------
     *_rows("as_jax_key",
            ("int", "jp.as_jax_key(0)", TypeError, f"as_jax_key {STATE} int 0"),
