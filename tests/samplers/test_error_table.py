@@ -47,7 +47,8 @@ def _rows(function, *rows):
 SEED = "key seed accepts a Python int in [-2**63, 2**64)"
 UIDS = "accepts Python ints in [-2**63, 2**64), integer scalar arrays or 1-D integer arrays"
 LABEL = "accepts ints in [-2**63, 2**64) and strs (use split() for traced values)"
-STATE = "accepts a jaxpmac RNGState (from jaxpmac.key), but was given"
+STATE = ("accepts a jaxpmac RNGState (from jaxpmac.key, or jaxpmac.state_of(key) for a "
+         "jax.random key<pmac>), but was given")
 SHAPE = "shape accepts a sequence of non-negative ints, but was given"
 FLOAT = "dtype accepts float16, bfloat16, float32 or float64 (float64 needs jax_enable_x64)"
 INT = "dtype accepts int8, int16, int32, int64, uint8, uint16, uint32 or uint64"
@@ -129,7 +130,7 @@ ROWS = [
     *_rows("bits",
            ("state not an RNGState", "jp.bits(42, (2,))", TypeError, f"bits {STATE} int 42"),
            ("jax.random key as state", "jp.bits(jax.random.key(0), (2,))", TypeError,
-            "but was given array of dtype key<fry>"),
+            "but was given a jax.random key of impl threefry2x32 (dtype key<fry>)"),
            ("raw uint32 key data", "jp.bits(jnp.zeros(4, jnp.uint32))", TypeError,
             "but was given array of dtype uint32 and shape (4,)"),
            ("negative dim", "jp.bits(S, (2, -1))", ValueError, f"bits {SHAPE} (2, -1)"),
@@ -191,7 +192,7 @@ ROWS = [
     # -- normal and the one-word transforms ------------------------------------------------
     *_rows("normal",
            ("jax.random key as state", "jp.normal(jax.random.key(0))", TypeError,
-            f"normal {STATE} array of dtype key<fry>"),
+            f"normal {STATE} a jax.random key of impl threefry2x32 (dtype key<fry>)"),
            ("int dtype", "jp.normal(S, (2,), jnp.int32)", TypeError, f"normal {FLOAT}"),
            ("negative dim", "jp.normal(S, (-2,))", ValueError, f"normal {SHAPE} (-2,)"),
            ("None shape", "jp.normal(S, None)", TypeError, f"normal {SHAPE} NoneType None"),
@@ -641,12 +642,25 @@ ROWS = [
     *_rows("as_jax_key",
            ("int", "jp.as_jax_key(0)", TypeError, f"as_jax_key {STATE} int 0"),
            ("already a jax key", "jp.as_jax_key(jax.random.key(0))", TypeError,
-            "but was given array of dtype key<fry>")),
+            "but was given a jax.random key of impl threefry2x32 (dtype key<fry>)")),
+    *_rows("state_of",
+           ("an RNGState", "jp.state_of(S)", TypeError,
+            "state_of key accepts a typed jax.random key of jaxpmac.prng_impl (dtype "
+            "key<pmac>: from jaxpmac.as_jax_key, jax.random.key(seed, impl='pmac'), and their "
+            "split/fold_in), of any shape, traced or not, but was given RNGState"),
+           ("a threefry key", "jp.state_of(jax.random.key(0))", TypeError,
+            "but was given a jax.random key of impl threefry2x32 (dtype key<fry>)"),
+           ("raw uint32 key data", "jp.state_of(jax.random.key_data(K))", TypeError,
+            "but was given array of dtype uint32 and shape (19,)"),
+           ("a batch of keys' state, drawn without vmap",
+            "jp.normal(jp.state_of(jax.random.split(K, 2)))", ValueError,
+            "drawing needs the state of one key, but this state holds keys of shape (2,): "
+            "map over them with jax.vmap")),
     *_rows("fold_in_uids",
            ("an RNGState", "jp.fold_in_uids(S, 1)", TypeError,
             f"{KEY} (from jaxpmac.as_jax_key), but was given RNGState"),
            ("a threefry key", "jp.fold_in_uids(jax.random.key(0), 1)", TypeError,
-            "but was given a key of impl threefry2x32"),
+            "but was given a jax.random key of impl threefry2x32"),
            ("raw uint32 key data", "jp.fold_in_uids(jnp.zeros(2, jnp.uint32), 1)", TypeError,
             "but was given array of dtype uint32 and shape (2,)"),
            ("float uid", "jp.fold_in_uids(K, 1.5)", TypeError,
