@@ -14,6 +14,7 @@ from jax import lax
 from jaxpmac._cipher import _limbs
 from jaxpmac._message import _inputs
 from jaxpmac._samplers import _bits
+from jaxpmac._samplers import _domains
 from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _gradients
 from jaxpmac._samplers import _sampler_args
@@ -181,6 +182,10 @@ def _uniform_impl(state, more, minval, maxval, *, shape, dtype, precise):
     return _scale_differentiable(unit.reshape(shape), minval, maxval)
 
 
+# Parameter domains (_domains): concrete values outside are a ValueError.
+UNIFORM_DOMAIN = (_domains.ordered("minval", "maxval", strict=False),)
+
+
 @sampler
 def uniform(state, shape=(), dtype=None, minval=0.0, maxval=1.0, *, precise=False, offset=0):
     """Uniform floats in ``[minval, maxval)``, like ``jax.random.uniform``.
@@ -227,6 +232,7 @@ def uniform(state, shape=(), dtype=None, minval=0.0, maxval=1.0, *, precise=Fals
         True
     """
     _bits.check_state(state, name="uniform")
+    _domains.check("uniform", UNIFORM_DOMAIN, minval=minval, maxval=maxval)
     dtype = _sampler_args.float_dtype(dtype, name="uniform")
     # Converted where concrete even under an outer jit, so concrete scalar bounds (the
     # default) can take the static-bounds path below.
@@ -260,6 +266,10 @@ def _bernoulli_impl(state, p, *, shape):
     return (top < whole) | ((top == whole) & (low < frac_256))
 
 
+# Parameter domains (_domains): concrete values outside are a ValueError.
+BERNOULLI_DOMAIN = (_domains.not_nan_probability("p"),)
+
+
 @sampler
 def bernoulli(state, p=0.5, shape=None, mode="low", *, offset=0):
     """Booleans that are True with probability ``p``, like ``jax.random.bernoulli``.
@@ -285,6 +295,7 @@ def bernoulli(state, p=0.5, shape=None, mode="low", *, offset=0):
         dtype('bool')
     """
     _bits.check_state(state, name="bernoulli")
+    _domains.check("bernoulli", BERNOULLI_DOMAIN, p=p)
     if mode not in ("low", "high"):
         raise ValueError(f"bernoulli mode accepts 'low' or 'high', but was given {mode!r}")
     p_dtype = (jnp.float64
