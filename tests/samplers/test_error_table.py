@@ -731,7 +731,54 @@ ROWS = [
            ("concrete array bound out of range, under vmap",
             "jp.randomized(lambda: jax.vmap(lambda i: jp.rand.randint((2,), 0, np.int32(300), "
             "jnp.int8))(jnp.arange(2)))(S)",
-            ValueError, "randint maxval must lie in [-128, 128] for dtype int8")),
+            ValueError, "randint maxval must lie in [-128, 128] for dtype int8"),
+           ("concrete parameter outside its domain",
+            "jp.randomized(lambda: jp.rand.bernoulli(1.5))(S)", ValueError,
+            "bernoulli p accepts values in [0, 1], but was given float 1.5")),
+    # -- parameters outside their sampler's domain (_samplers/_domains.py) ------------------
+    *[Row(function, "parameter outside its domain", example, ValueError, message)
+      for function, example, message in [
+        ("uniform", "jp.uniform(S, minval=2.0, maxval=1.0)",
+         "uniform minval, maxval accept minval <= maxval (elementwise, after broadcasting), "
+         "but was given minval 2.0 and maxval 1.0"),
+        ("randint", "jp.randint(S, (3,), 5, 2)",
+         "randint minval, maxval accept minval < maxval (elementwise, after broadcasting), but "
+         "was given minval 5 and maxval 2"),
+        ("bernoulli", "jp.bernoulli(S, p=1.5)",
+         "bernoulli p accepts values in [0, 1], but was given float 1.5"),
+        ("geometric", "jp.geometric(S, jnp.array([0.5, -0.1]))",
+         "geometric p accepts values in [0, 1] (or NaN, which gives -1), but was given array "
+         "of dtype float32 and shape (2,) holding -0.1 at index (1,)"),
+        ("poisson", "jp.poisson(S, -1.0)",
+         "poisson lam accepts values >= 0 (or NaN, which gives -1), but was given float -1.0"),
+        ("binomial", "jp.binomial(S, 5, 1.5)",
+         "binomial p accepts values in [0, 1] (or NaN, which gives NaN), but was given "
+         "float 1.5"),
+        ("gamma", "jp.gamma(S, -1.0)",
+         "gamma a accepts values >= 0 (or NaN, which gives NaN), but was given float -1.0"),
+        ("beta", "jp.beta(S, 1.0, -2)", "beta b accepts values >= 0"),
+        ("dirichlet", "jp.dirichlet(S, np.array([1.0, -1.0]))",
+         "dirichlet alpha accepts values >= 0"),
+        ("loggamma", "jp.loggamma(S, -1.0)", "loggamma a accepts values >= 0"),
+        ("chisquare", "jp.chisquare(S, -1.0)", "chisquare df accepts values >= 0"),
+        ("t", "jp.t(S, 0.0)", "t df accepts values > 0"),
+        ("f", "jp.f(S, 1.0, 0.0)", "f dfden accepts values > 0"),
+        ("lognormal", "jp.lognormal(S, -1.0)", "lognormal sigma accepts values >= 0"),
+        ("pareto", "jp.pareto(S, 0.0)", "pareto b accepts values > 0"),
+        ("weibull_min", "jp.weibull_min(S, 1.0, 0.0)",
+         "weibull_min concentration accepts values > 0"),
+        ("rayleigh", "jp.rayleigh(S, -1.0)", "rayleigh scale accepts values >= 0"),
+        ("double_sided_maxwell", "jp.double_sided_maxwell(S, 0.0, -1.0)",
+         "double_sided_maxwell scale accepts values >= 0"),
+        ("wald", "jp.wald(S, 0.0)", "wald mean accepts values > 0"),
+        ("generalized_normal", "jp.generalized_normal(S, float('inf'))",
+         "generalized_normal p accepts finite values > 0"),
+        ("triangular", "jp.triangular(S, 0.0, 2.0, 1.0)",
+         "triangular left, mode, right accept left <= mode <= right"),
+        ("ball", "jp.ball(S, 3, 0.0)", "ball p accepts finite values > 0"),
+        ("multinomial", "jp.multinomial(S, -1.0, np.array([0.5, 0.5]))",
+         "multinomial n accepts finite values >= 0"),
+    ]],
 ]
 
 
@@ -783,6 +830,19 @@ TRACED_ROWS = [
               "jax.jit(lambda l: jp.categorical(S, l, shape=(2,), replace=False))"
               "(jnp.array([0., -jnp.inf, -jnp.inf]))",
               "[-1, -1]"),
+    # Parameters outside their domain, traced: the documented output (concrete: a ValueError).
+    TracedRow("uniform", "minval > maxval (jax.random's answer)",
+              "jax.jit(lambda lo: jp.uniform(S, (2,), minval=lo, maxval=1.0))(2.0)",
+              "[2.0, 2.0]"),
+    TracedRow("randint", "maxval <= minval (jax.random's answer)",
+              "jax.jit(lambda lo: jp.randint(S, (2,), lo, 2))(5)", "[5, 5]"),
+    TracedRow("bernoulli", "p outside [0, 1] (clipped, as jax.random)",
+              "jax.jit(lambda p: jp.bernoulli(S, p, (2,)))(1.5)", "[True, True]"),
+    TracedRow("gamma", "a < 0", "jax.jit(lambda a: jp.gamma(S, a, (2,)))(-1.0)",
+              "[np.nan, np.nan]"),
+    TracedRow("poisson", "lam < 0", "jax.jit(lambda lam: jp.poisson(S, lam, (2,)))(-1.0)",
+              "[-1, -1]"),
+    TracedRow("t", "df <= 0", "jax.jit(lambda df: jp.t(S, df, (2,)))(0.0)", "[np.nan, np.nan]"),
 ]
 
 NAMESPACE = {"jax": jax, "jnp": jnp, "np": np, "jp": jp, "hail": hail}
