@@ -18,8 +18,9 @@ Which stream words each one reads:
   on ``state.split_static(T_GAMMA_LABEL)`` / ``(GENERALIZED_NORMAL_GAMMA_LABEL)``'s, their
   normal or sign taking word ``i`` of the state's own stream.
 
-Parameters outside a distribution's domain give NaN (documented per sampler), as ``gamma`` does
-for ``a < 0``: they cannot be checked when traced, and NaN is visibly invalid. Half types compute
+Concrete parameters outside a distribution's domain are a ValueError (``DOMAINS``); traced ones
+give NaN (documented per sampler), as ``gamma`` does for ``a < 0``: they cannot be checked when
+traced, and NaN is visibly invalid. Half types compute
 in float32 and round once at the end. Products that feed additions are rounded on their own
 (``_fixed_math.rounded``), and ``exp`` is the project's own (:mod:`jaxpmac._samplers._fixed_math`).
 """

@@ -141,8 +141,9 @@ def randint(state, shape, minval, maxval, dtype=None, *, offset=0):
     the ``R = maxval - minval`` values then has probability ``floor(2**K / R) / 2**K`` or
     ``ceil(2**K / R) / 2**K``: within ``2**-K`` of ``1 / R`` for every range, including
     ranges wider than ``2**32`` and the full range of the dtype (where it is exact). A range of
-    one value (``maxval == minval + 1``) always gives ``minval``; ``maxval <= minval`` gives
-    ``minval`` (as ``jax.random.randint``).
+    one value (``maxval == minval + 1``) always gives ``minval``. Concrete bounds with
+    ``maxval <= minval`` (an empty range) are a ValueError; traced ones give ``minval`` (as
+    ``jax.random.randint``).
 
     Args:
         state: an :class:`RNGState`.

@@ -209,8 +209,9 @@ def uniform(state, shape=(), dtype=None, minval=0.0, maxval=1.0, *, precise=Fals
     The unit value ``u`` maps to ``u * (maxval - minval) + minval`` in ``dtype``, clamped to
     ``[minval, nextafter(maxval, -inf)]``; this affine map rounds to nearest, so outside
     ``[0, 1)`` exactness holds up to one rounding (it is exact when ``minval = 0`` and the width
-    is a power of two). ``minval >= maxval`` gives ``minval``; NaN or infinite bounds give NaN
-    or infinities as in ``jax.random.uniform``. The product is rounded on its own before the
+    is a power of two). ``minval == maxval`` gives ``minval``; concrete bounds with
+    ``minval > maxval`` are a ValueError, traced ones give ``minval``; NaN or infinite bounds
+    give NaN or infinities as in ``jax.random.uniform``. The product is rounded on its own before the
     addition, so the values are the same with and without ``jit`` in any program.
     Differentiable in ``minval`` and ``maxval``: ``(1 - u) dminval + u dmaxval``
     (``docs/gradients.md``).
@@ -277,7 +278,8 @@ def bernoulli(state, p=0.5, shape=None, mode="low", *, offset=0):
     Element ``i`` reads 32-bit stream element ``i`` as ``u = k * 2**-32`` and returns
     ``u < p``, decided exactly in integer-exact float arithmetic: the probability is
     ``ceil(p * 2**32) / 2**32`` (error below ``2**-32``; exact for ``p = 0`` and ``p = 1``).
-    ``p`` outside ``[0, 1]`` clips; NaN gives False (as ``jax.random.bernoulli``).
+    A concrete ``p`` outside ``[0, 1]`` (or NaN) is a ValueError; a traced one clips, and NaN
+    gives False (as ``jax.random.bernoulli``).
 
     Args:
         state: an :class:`RNGState`.
