@@ -152,3 +152,5 @@ def test_jax_random_samplers_over_pmac_bits():
     equal = np.mean(np.asarray(jax.random.normal(k, (n,))) == np.asarray(jp.normal(s, (n,))))
     assert 0.0 < equal < 0.2
     assert not same(jax.random.randint(k, (n,), 0, 10), jp.randint(s, (n,), 0, 10))
+    assert not same(jax.random.uniform(k, (n,), minval=-2.0, maxval=3.0),
+                    jp.uniform(s, (n,), minval=-2.0, maxval=3.0))
