@@ -154,3 +154,18 @@ def test_jax_random_samplers_over_pmac_bits():
     assert not same(jax.random.randint(k, (n,), 0, 10), jp.randint(s, (n,), 0, 10))
     assert not same(jax.random.uniform(k, (n,), minval=-2.0, maxval=3.0),
                     jp.uniform(s, (n,), minval=-2.0, maxval=3.0))
+
+
+@pytest.mark.parametrize("uids", [(), (1, 2, 3, 4)])   # final tweak padded, then full
+def test_traced_keys_state_under_x64_and_the_accelerator_lowerings(uids):
+    """The final tweak of a traced key's state is a value: through the native uint64 words
+    (x64) and the GPU/TPU lowerings (forced on the CPU) too."""
+    s = jp.key(7).split(*uids)
+    k = jp.as_jax_key(s)
+    with jax.enable_x64(True):
+        assert same(jax.jit(lambda k: jp.bits(jp.state_of(k), (5,), jnp.uint64))(k),
+                    jp.bits(s, (5,), jnp.uint64))
+    for lowering in ("elementwise", "elementwise_pairs"):
+        with jp.force_lowering(lowering):
+            assert same(jax.jit(lambda k: jp.normal(jp.state_of(k), (5,)))(k),
+                        jax.jit(lambda s: jp.normal(s, (5,)))(s))
