@@ -9,6 +9,7 @@ numbers under ``jit``, ``vmap``, ``scan``, remat and sharding alike.
 from jaxpmac._checks._streams import StreamFinding, check_streams
 from jaxpmac._implicit._randomized import DrawSite, draw_sites, randomized
 from jaxpmac._interop._jax_keys import as_jax_key, fold_in_uids, prng_impl
+from jaxpmac._interop._key_states import state_of
 from jaxpmac._lowering import force_lowering
 from jaxpmac._message._state import RNGState, key
 from jaxpmac._samplers._bits import bits
@@ -75,6 +76,7 @@ __all__ = [
     "randint",
     "randomized",
     "rayleigh",
+    "state_of",
     "t",
     "triangular",
     "truncated_normal",

@@ -101,7 +101,7 @@ def test_traced_label_says_use_split():
 # -- bits: state, shape, dtype, offset -------------------------------------------------------------
 @pytest.mark.parametrize("state,received", [
     (42, "int 42"),
-    (jax.random.key(0), "array of dtype key<fry>"),
+    (jax.random.key(0), r"a jax.random key of impl threefry2x32 \(dtype key<fry>\)"),
     (jnp.zeros(4, jnp.uint32), r"array of dtype uint32 and shape \(4,\)"),
     ((STATE,), r"tuple \(RNGState"),
 ])

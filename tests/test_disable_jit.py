@@ -293,6 +293,8 @@ OTHERS = {
     "jaxpmac.RNGState": Draw(lambda s, uid: jp.bits(jp.RNGState(0).split(uid), (8,)),
                              dict(uid=7)),
     "jaxpmac.as_jax_key": Draw(lambda s: jax.random.key_data(jp.as_jax_key(s.split(3)))),
+    "jaxpmac.state_of": Draw(lambda s: jp.bits(jp.state_of(jp.as_jax_key(s.split(3))).split(4),
+                                               (8,))),
     "jaxpmac.prng_impl": Draw(lambda s, seed: jax.random.bits(
         jax.random.key(seed, impl=jp.prng_impl), (8,)), dict(seed=5), x64=True),
     "jaxpmac.fold_in_uids": Draw(lambda s, uid: jax.random.key_data(

@@ -200,18 +200,36 @@ def as_jax_key(state: RNGState) -> jax.Array:
         True
     """
     _bits.check_state(state, name="as_jax_key")
+    # The state of a key (jaxpmac.state_of, in _key_states, which builds on this module) holds
+    # that key's data and says so; any other state is packed from its partial hash.
+    data_of_key = getattr(state, "jax_key_data", None)
+    if data_of_key is not None:
+        return jax.random.wrap_key_data(data_of_key, impl=prng_impl)
     return jax.random.wrap_key_data(_key_data_of_state(state), impl=prng_impl)
 
 
-def _check_key(key) -> jax.Array:
-    is_typed_key = (isinstance(key, jax.Array)
-                    and jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key))
-    # key_impl gives a registered implementation's name, an unregistered one's PRNGSpec.
-    if not is_typed_key or jax.random.key_impl(key) not in (IMPL_NAME, prng_impl):
-        received = (f"a key of impl {jax.random.key_impl(key)}" if is_typed_key
-                    else _inputs.describe(key))
-        raise TypeError(f"fold_in_uids key accepts {KEY_ACCEPTS}, but was given {received}")
+def is_pmac_key(value) -> bool:
+    """Whether ``value`` is a typed key array of ``prng_impl``."""
+    return (isinstance(value, jax.Array)
+            and jax.dtypes.issubdtype(value.dtype, jax.dtypes.prng_key)
+            # key_impl gives a registered implementation's name, an unregistered one's spec.
+            and jax.random.key_impl(value) in (IMPL_NAME, prng_impl))
+
+
+def describe_key(value) -> str:
+    """What a bad key argument is, for error messages: a typed key names its impl."""
+    if isinstance(value, jax.Array) and jax.dtypes.issubdtype(value.dtype, jax.dtypes.prng_key):
+        return f"a jax.random key of impl {jax.random.key_impl(value)} (dtype {value.dtype})"
+    return _inputs.describe(value)
+
+
+def check_key(key, *, name: str = "fold_in_uids key", accepts: str = KEY_ACCEPTS) -> jax.Array:
+    if not is_pmac_key(key):
+        raise TypeError(f"{name} accepts {accepts}, but was given {describe_key(key)}")
     return key
+
+
+_check_key = check_key
 
 
 def fold_in_uids(key: jax.Array, *uids) -> jax.Array:

@@ -23,9 +23,23 @@ OFFSET_ACCEPTS = ("a Python int in [0, 2**64) or a non-negative integer scalar a
 
 def check_state(state, *, name: str) -> RNGState:
     if not isinstance(state, RNGState):
-        raise TypeError(f"{name} accepts a jaxpmac RNGState (from jaxpmac.key), but was given "
-                        f"{_inputs.describe(state)}")
+        raise TypeError(f"{name} accepts a jaxpmac RNGState (from jaxpmac.key, or "
+                        f"jaxpmac.state_of(key) for a jax.random key<pmac>), but was given "
+                        f"{_describe_state(state)}")
     return state
+
+
+def _describe_state(value) -> str:
+    # A typed jax.random key is the likeliest wrong state (code written for jax.random): say
+    # what it is and what to do with it.
+    if isinstance(value, jax.Array) and jax.dtypes.issubdtype(value.dtype, jax.dtypes.prng_key):
+        impl = jax.random.key_impl(value)
+        if str(impl) == "pmac":
+            return (f"a jax.random key<pmac>: pass jaxpmac.state_of(key) (samplers take "
+                    f"states, so that a switch from jax.random's algorithm is visible)")
+        return (f"a jax.random key of impl {impl} (dtype {value.dtype}): jaxpmac draws only "
+                f"from its own states, and keys of jaxpmac.prng_impl through jaxpmac.state_of")
+    return _inputs.describe(value)
 
 
 def check_shape(shape, *, name: str) -> tuple[int, ...]:
@@ -92,17 +106,22 @@ def _offset_blocks(offset, per_block: int):
 
 @partial(jax.jit, static_argnames=("final_tweak", "n", "dtype", "native", "static_skip",
                                    "word_map", "shape", "stride"))
-def _stream_impl(h, first_block, dynamic_skip, *, final_tweak: int, n: int, dtype,
-                 native: bool, static_skip: int | None, word_map, shape, stride: int):
+def _stream_impl(h, first_block, dynamic_skip, dynamic_tweak=None, *, final_tweak: int | None,
+                 n: int, dtype, native: bool, static_skip: int | None, word_map, shape,
+                 stride: int):
     # The hash and block index arrive as arguments, not constants, so that eager draws from
     # many states share one compiled program; under an outer jit they are constants anyway.
     # A first block of 0 (every draw without an offset) arrives as None and stays the static
     # int 0: a vmapped draw of one block per example then runs the cipher under a static
     # tweak (_stream_lanes._cell_blocks), not with the tweak words as arrays.
     first_block = 0 if first_block is None else first_block
+    # The final tweak is static for every state but one from a traced jax.random key
+    # (jaxpmac.state_of), whose last block's word count -- and so its tweak -- is a value.
+    final_tweak = dynamic_tweak if final_tweak is None else final_tweak
     if native:
         h = tuple(w.to_u64(x) for x in h)
         first_block = first_block if w.is_static(first_block) else w.to_u64(first_block)
+        final_tweak = final_tweak if w.is_static(final_tweak) else w.to_u64(final_tweak)
     per_block = _stream.elements_per_block(dtype)
     window = dict(native=native, word_map=word_map, shape=shape, stride=stride)
     span = (n - 1) * stride + 1                 # stream elements from the first to the last
@@ -115,14 +134,15 @@ def _stream_impl(h, first_block, dynamic_skip, *, final_tweak: int, n: int, dtyp
                                  **window)
 
 
-def hash_stream(h, final_tweak: int, n: int, dtype, *, offset: w.Word = 0,
+def hash_stream(h, final_tweak: w.Word, n: int, dtype, *, offset: w.Word = 0,
                 native: bool | None = None, word_map=None, shape=None,
                 stride: int = 1) -> jax.Array:
     """Stream elements ``offset .. offset + n - 1`` of the message hash ``(final_tweak, h)``,
     flat; ``shape`` is the shape the caller gives them (see ``_window.stream_window``);
     ``stride``: every ``stride``-th element from ``offset`` (inside kernels only).
 
-    ``h`` holds four words (static ints or dynamic ``Pair``s); ``offset`` is a static int or a
+    ``h`` holds four words and ``final_tweak`` is one (static ints or dynamic ``Pair``s: the
+    tweak is dynamic only for a state of a traced key); ``offset`` is a static int or a
     dynamic ``Pair`` word; ``native`` forces the cipher path (default: native uint64 words when
     x64 is on); ``word_map`` (a ``_unit.WordMap``) gives its values of the elements instead.
     Inputs are not checked.
@@ -133,7 +153,9 @@ def hash_stream(h, final_tweak: int, n: int, dtype, *, offset: w.Word = 0,
     first_block = None if w.is_static(first_block) and first_block == 0 else first_block
     return _stream_impl(tuple(w.to_pair(x) for x in h),
                         None if first_block is None else w.to_pair(first_block),
-                        0 if static_skip is not None else skip, final_tweak=final_tweak, n=n,
+                        0 if static_skip is not None else skip,
+                        None if w.is_static(final_tweak) else w.to_pair(final_tweak),
+                        final_tweak=final_tweak if w.is_static(final_tweak) else None, n=n,
                         dtype=jnp.dtype(dtype), native=native, static_skip=static_skip,
                         word_map=word_map, shape=(n,) if shape is None else tuple(shape),
                         stride=stride)

@@ -11,6 +11,7 @@ import numpy as np
 from jax import lax
 
 from jaxpmac._samplers import _bits
+from jaxpmac._samplers import _domains
 from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _retry
 from jaxpmac._samplers import _sampler_args
@@ -109,6 +110,10 @@ def _poisson_impl(state, retries, lam, *, shape, dtype):
     return jnp.where(valid, k, -1).astype(dtype).reshape(shape)
 
 
+# Parameter domains (_domains): concrete values outside are a ValueError.
+POISSON_DOMAIN = (_domains.at_least_zero("lam", nan="-1"),)
+
+
 @sampler
 def poisson(state, lam, shape=None, dtype=None):
     """Poisson(``lam``) integers, like ``jax.random.poisson``.
@@ -137,6 +142,7 @@ def poisson(state, lam, shape=None, dtype=None):
         True
     """
     _bits.check_state(state, name="poisson")
+    _domains.check("poisson", POISSON_DOMAIN, lam=lam)
     dtype = _sampler_args.int_dtype(dtype, name="poisson")
     lam = _sampler_args.real_param(lam, name="poisson lam", dtype=_sampler_args.widest_float())
     shape = _sampler_args.output_shape(shape, [lam], name="poisson")
@@ -231,6 +237,10 @@ def binomial_of_hashed(state, retries, count, prob, *, shape, dtype):
     return k.astype(dtype).reshape(shape)
 
 
+# Parameter domains (_domains): concrete values outside are a ValueError.
+BINOMIAL_DOMAIN = (_domains.at_least_zero("n"), _domains.probability("p"))
+
+
 @sampler
 def binomial(state, n, p, shape=None, dtype=None):
     """Binomial(``n``, ``p``) counts as floats, like ``jax.random.binomial``.
@@ -259,6 +269,7 @@ def binomial(state, n, p, shape=None, dtype=None):
         True
     """
     _bits.check_state(state, name="binomial")
+    _domains.check("binomial", BINOMIAL_DOMAIN, n=n, p=p)
     dtype = _sampler_args.float_dtype(dtype, name="binomial")
     n = _sampler_args.real_param(n, name="binomial n", dtype=_sampler_args.widest_float())
     p = _sampler_args.real_param(p, name="binomial p", dtype=_sampler_args.widest_float())

@@ -18,6 +18,7 @@ from jax import lax
 from jaxpmac._lowering._draw_boundary import at_run_time
 from jaxpmac._message import _inputs
 from jaxpmac._samplers import _bits
+from jaxpmac._samplers import _domains
 from jaxpmac._samplers import _counts
 from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _sampler_args
@@ -102,6 +103,10 @@ def _geometric_impl(state, p, *, shape, dtype):
     return jnp.where(valid, k, np.array(-1).astype(dtype))
 
 
+# Parameter domains (_domains): concrete values outside are a ValueError.
+GEOMETRIC_DOMAIN = (_domains.probability("p", nan="-1"),)
+
+
 @sampler
 def geometric(state, p, shape=None, dtype=None):
     """Geometric(``p``) integers: the number of Bernoulli(``p``) trials up to and including the
@@ -131,6 +136,7 @@ def geometric(state, p, shape=None, dtype=None):
         True
     """
     _bits.check_state(state, name="geometric")
+    _domains.check("geometric", GEOMETRIC_DOMAIN, p=p)
     dtype = _sampler_args.int_dtype(dtype, name="geometric")
     p = _sampler_args.real_param(p, name="geometric p", dtype=_sampler_args.widest_float())
     shape = _sampler_args.output_shape(shape, [p], name="geometric")
@@ -181,6 +187,14 @@ def _multinomial_impl(base, n, p, *, shape, dtype):
     return counts.reshape(shape + (k,)).astype(dtype)
 
 
+# Parameter domains (_domains): concrete values outside are a ValueError.
+MULTINOMIAL_DOMAIN = (
+    _domains.Rule(("n",), "finite values >= 0 (or NaN, which gives NaN counts)",
+                 lambda n: (n < 0) | (n == np.inf)),
+    _domains.Rule(("p",), "finite weights >= 0 (or NaN, which gives NaN counts)",
+                 lambda p: (p < 0) | (p == np.inf)))
+
+
 @sampler
 def multinomial(state, n, p, *, shape=None, dtype=None, unroll=1):
     """Multinomial(``n``, ``p``) counts as floats, like ``jax.random.multinomial``.
@@ -215,6 +229,7 @@ def multinomial(state, n, p, *, shape=None, dtype=None, unroll=1):
         ((4, 3), [10.0, 10.0, 10.0, 10.0])
     """
     _bits.check_state(state, name="multinomial")
+    _domains.check("multinomial", MULTINOMIAL_DOMAIN, n=n, p=p)
     dtype = _sampler_args.float_dtype(dtype, name="multinomial")
     if not isinstance(unroll, (int, np.integer)):
         raise TypeError(f"multinomial unroll accepts an int or a bool, but was given "

@@ -12,6 +12,7 @@ from jax import lax
 
 from jaxpmac._lowering._draw_boundary import at_run_time
 from jaxpmac._samplers import _bits
+from jaxpmac._samplers import _domains
 from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _gradients
 from jaxpmac._samplers import _ndtri
@@ -108,6 +109,10 @@ def _gamma_impl(streams, alpha, *, shape, dtype):
     return _gradients.exp(log_x).reshape(shape).astype(dtype)
 
 
+# Parameter domains (_domains): concrete values outside are a ValueError.
+GAMMA_DOMAIN = (_domains.at_least_zero("a"),)
+
+
 @sampler
 def gamma(state, a, shape=None, dtype=None):
     """Gamma(``a``, 1) floats, like ``jax.random.gamma``.
@@ -130,6 +135,7 @@ def gamma(state, a, shape=None, dtype=None):
         True
     """
     _bits.check_state(state, name="gamma")
+    _domains.check("gamma", GAMMA_DOMAIN, a=a)
     dtype = _sampler_args.float_dtype(dtype, name="gamma")
     a = _sampler_args.real_param(a, name="gamma a", dtype=_unit.compute_dtype(dtype))
     shape = _sampler_args.output_shape(shape, [a], name="gamma")
@@ -148,6 +154,10 @@ def _beta_impl(streams_a, streams_b, a, b, *, shape, dtype):
     return _gradients.exp(log_x).reshape(shape).astype(dtype)
 
 
+# Parameter domains (_domains): concrete values outside are a ValueError.
+BETA_DOMAIN = (_domains.at_least_zero("a"), _domains.at_least_zero("b"))
+
+
 @sampler
 def beta(state, a, b, shape=None, dtype=None):
     """Beta(``a``, ``b``) floats, like ``jax.random.beta``.
@@ -163,6 +173,7 @@ def beta(state, a, b, shape=None, dtype=None):
         True
     """
     _bits.check_state(state, name="beta")
+    _domains.check("beta", BETA_DOMAIN, a=a, b=b)
     dtype = _sampler_args.float_dtype(dtype, name="beta")
     cdtype = _unit.compute_dtype(dtype)
     a = _sampler_args.real_param(a, name="beta a", dtype=cdtype)
@@ -180,6 +191,10 @@ def _dirichlet_impl(streams, alpha, *, shape, dtype):
     alpha = jnp.broadcast_to(alpha, full).reshape(-1)
     log_x = log_gamma_flat(streams, alpha, dtype).reshape(full)
     return _gradients.softmax(log_x, -1).astype(dtype)
+
+
+# Parameter domains (_domains): concrete values outside are a ValueError.
+DIRICHLET_DOMAIN = (_domains.at_least_zero("alpha"),)
 
 
 @sampler
@@ -204,6 +219,7 @@ def dirichlet(state, alpha, shape=None, dtype=None):
         (2, 3)
     """
     _bits.check_state(state, name="dirichlet")
+    _domains.check("dirichlet", DIRICHLET_DOMAIN, alpha=alpha)
     dtype = _sampler_args.float_dtype(dtype, name="dirichlet")
     alpha = _sampler_args.real_param(alpha, name="dirichlet alpha",
                                      dtype=_unit.compute_dtype(dtype))

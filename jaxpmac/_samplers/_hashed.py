@@ -35,22 +35,22 @@ class HashedState:
     """The hash of one state and a draw's offset: ``stream(n, dtype)`` gives ``n`` stream
     elements from the draw's first."""
 
-    def __init__(self, h, final_tweak: int, offset: w.Word = 0):
+    def __init__(self, h, final_tweak: w.Word, offset: w.Word = 0):
         self.h = tuple(h)
-        self.final_tweak = final_tweak
+        self.final_tweak = final_tweak   # static but for a state of a traced jax.random key
         self.offset = offset
 
     def tree_flatten(self):
-        if w.is_static(self.offset):
-            return self.h, (self.final_tweak, self.offset)
-        return (*self.h, self.offset), (self.final_tweak, None)
+        # Static words are aux data, dynamic ones leaves after the four of ``h``.
+        dynamic = [x for x in (self.final_tweak, self.offset) if not w.is_static(x)]
+        aux = tuple(x if w.is_static(x) else None for x in (self.final_tweak, self.offset))
+        return (*self.h, *dynamic), aux
 
     @classmethod
     def tree_unflatten(cls, aux, children):
-        final_tweak, static_offset = aux
-        if static_offset is None:
-            return cls(children[:-1], final_tweak, children[-1])
-        return cls(children, final_tweak, static_offset)
+        h, rest = children[:4], list(children[4:])
+        final_tweak, offset = (rest.pop(0) if x is None else x for x in aux)
+        return cls(h, final_tweak, offset)
 
     def stream(self, n: int, dtype, *, per_element: int = 1, word_map=None,
                shape=None) -> jax.Array:

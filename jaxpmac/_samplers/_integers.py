@@ -15,6 +15,7 @@ from jaxpmac._cipher import _limbs
 from jaxpmac._lowering import _platform
 from jaxpmac._message import _inputs
 from jaxpmac._samplers import _bits
+from jaxpmac._samplers import _domains
 from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _sampler_args
 from jaxpmac._samplers import _simple_continuous
@@ -125,6 +126,10 @@ def _randint_impl(state, minval, maxval, *, shape, dtype):
     return _from_limbs(values, dtype)
 
 
+# Parameter domains (_domains): concrete values outside are a ValueError.
+RANDINT_DOMAIN = (_domains.ordered("minval", "maxval", strict=True),)
+
+
 @sampler
 def randint(state, shape, minval, maxval, dtype=None, *, offset=0):
     """Uniform integers in ``[minval, maxval)``, like ``jax.random.randint``.
@@ -136,8 +141,9 @@ def randint(state, shape, minval, maxval, dtype=None, *, offset=0):
     the ``R = maxval - minval`` values then has probability ``floor(2**K / R) / 2**K`` or
     ``ceil(2**K / R) / 2**K``: within ``2**-K`` of ``1 / R`` for every range, including
     ranges wider than ``2**32`` and the full range of the dtype (where it is exact). A range of
-    one value (``maxval == minval + 1``) always gives ``minval``; ``maxval <= minval`` gives
-    ``minval`` (as ``jax.random.randint``).
+    one value (``maxval == minval + 1``) always gives ``minval``. Concrete bounds with
+    ``maxval <= minval`` (an empty range) are a ValueError; traced ones give ``minval`` (as
+    ``jax.random.randint``).
 
     Args:
         state: an :class:`RNGState`.
@@ -167,6 +173,7 @@ def randint(state, shape, minval, maxval, dtype=None, *, offset=0):
                        inclusive_top=False)
     high = _bound_limbs(maxval, name="randint maxval", dtype=dtype, n_limbs=n_limbs,
                         inclusive_top=True)
+    _domains.check("randint", RANDINT_DOMAIN, minval=minval, maxval=maxval)
     offset = _bits.check_offset(offset, name="randint")
     low = list(_sampler_args.kernel_operands(shape, *low))
     high = list(_sampler_args.kernel_operands(shape, *high))

@@ -19,6 +19,7 @@ from jax import lax
 from jaxpmac._lowering._draw_boundary import at_run_time
 from jaxpmac._message import _inputs
 from jaxpmac._samplers import _bits
+from jaxpmac._samplers import _domains
 from jaxpmac._samplers import _discrete_multivariate
 from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _gamma_family
@@ -192,6 +193,11 @@ def _ball_impl(state, gamma_streams, signs, p, *, d, shape, dtype):
     return jnp.where(valid, x, jnp.nan).astype(dtype)
 
 
+# Parameter domains (_domains): concrete values outside are a ValueError.
+BALL_DOMAIN = (_domains.Rule(("p",), "finite values > 0 (or NaN, which gives NaN)",
+                        lambda p: (p <= 0) | (p == np.inf)),)
+
+
 @sampler
 def ball(state, d, p=2, shape=(), dtype=None):
     """Points uniformly distributed in the unit ``p``-ball of dimension ``d``
@@ -233,6 +239,7 @@ def ball(state, d, p=2, shape=(), dtype=None):
         True
     """
     _bits.check_state(state, name="ball")
+    _domains.check("ball", BALL_DOMAIN, p=p)
     dtype = _sampler_args.float_dtype(dtype, name="ball")
     d = _static_int(d, name="ball d", what="the dimension")
     p = _sampler_args.real_param(p, name="ball p", dtype=_unit.compute_dtype(dtype))

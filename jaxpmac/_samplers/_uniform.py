@@ -14,6 +14,7 @@ from jax import lax
 from jaxpmac._cipher import _limbs
 from jaxpmac._message import _inputs
 from jaxpmac._samplers import _bits
+from jaxpmac._samplers import _domains
 from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _gradients
 from jaxpmac._samplers import _sampler_args
@@ -181,6 +182,10 @@ def _uniform_impl(state, more, minval, maxval, *, shape, dtype, precise):
     return _scale_differentiable(unit.reshape(shape), minval, maxval)
 
 
+# Parameter domains (_domains): concrete values outside are a ValueError.
+UNIFORM_DOMAIN = (_domains.ordered("minval", "maxval", strict=False),)
+
+
 @sampler
 def uniform(state, shape=(), dtype=None, minval=0.0, maxval=1.0, *, precise=False, offset=0):
     """Uniform floats in ``[minval, maxval)``, like ``jax.random.uniform``.
@@ -204,8 +209,9 @@ def uniform(state, shape=(), dtype=None, minval=0.0, maxval=1.0, *, precise=Fals
     The unit value ``u`` maps to ``u * (maxval - minval) + minval`` in ``dtype``, clamped to
     ``[minval, nextafter(maxval, -inf)]``; this affine map rounds to nearest, so outside
     ``[0, 1)`` exactness holds up to one rounding (it is exact when ``minval = 0`` and the width
-    is a power of two). ``minval >= maxval`` gives ``minval``; NaN or infinite bounds give NaN
-    or infinities as in ``jax.random.uniform``. The product is rounded on its own before the
+    is a power of two). ``minval == maxval`` gives ``minval``; concrete bounds with
+    ``minval > maxval`` are a ValueError, traced ones give ``minval``; NaN or infinite bounds
+    give NaN or infinities as in ``jax.random.uniform``. The product is rounded on its own before the
     addition, so the values are the same with and without ``jit`` in any program.
     Differentiable in ``minval`` and ``maxval``: ``(1 - u) dminval + u dmaxval``
     (``docs/gradients.md``).
@@ -227,6 +233,7 @@ def uniform(state, shape=(), dtype=None, minval=0.0, maxval=1.0, *, precise=Fals
         True
     """
     _bits.check_state(state, name="uniform")
+    _domains.check("uniform", UNIFORM_DOMAIN, minval=minval, maxval=maxval)
     dtype = _sampler_args.float_dtype(dtype, name="uniform")
     # Converted where concrete even under an outer jit, so concrete scalar bounds (the
     # default) can take the static-bounds path below.
@@ -260,6 +267,10 @@ def _bernoulli_impl(state, p, *, shape):
     return (top < whole) | ((top == whole) & (low < frac_256))
 
 
+# Parameter domains (_domains): concrete values outside are a ValueError.
+BERNOULLI_DOMAIN = (_domains.not_nan_probability("p"),)
+
+
 @sampler
 def bernoulli(state, p=0.5, shape=None, mode="low", *, offset=0):
     """Booleans that are True with probability ``p``, like ``jax.random.bernoulli``.
@@ -267,7 +278,8 @@ def bernoulli(state, p=0.5, shape=None, mode="low", *, offset=0):
     Element ``i`` reads 32-bit stream element ``i`` as ``u = k * 2**-32`` and returns
     ``u < p``, decided exactly in integer-exact float arithmetic: the probability is
     ``ceil(p * 2**32) / 2**32`` (error below ``2**-32``; exact for ``p = 0`` and ``p = 1``).
-    ``p`` outside ``[0, 1]`` clips; NaN gives False (as ``jax.random.bernoulli``).
+    A concrete ``p`` outside ``[0, 1]`` (or NaN) is a ValueError; a traced one clips, and NaN
+    gives False (as ``jax.random.bernoulli``).
 
     Args:
         state: an :class:`RNGState`.
@@ -285,6 +297,7 @@ def bernoulli(state, p=0.5, shape=None, mode="low", *, offset=0):
         dtype('bool')
     """
     _bits.check_state(state, name="bernoulli")
+    _domains.check("bernoulli", BERNOULLI_DOMAIN, p=p)
     if mode not in ("low", "high"):
         raise ValueError(f"bernoulli mode accepts 'low' or 'high', but was given {mode!r}")
     p_dtype = (jnp.float64

@@ -1,7 +1,12 @@
-"""``python -m jaxpmac``: check the known answers, then a short demo and throughput table."""
+"""``python -m jaxpmac``: check the known answers, then a short demo and throughput table.
+
+``python -m jaxpmac --quick`` checks the known answers (compiling the cipher once rather than
+for every vector) and a few samplers, in seconds; ``--help`` says so and runs nothing.
+"""
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 
@@ -37,18 +42,23 @@ def _hex_words(words) -> tuple[str, ...]:
     return tuple(f"{int(x):#018x}" for x in words)
 
 
-def check_threefish(vectors=known.THREEFISH_KAT, random123=known.RANDOM123_THREEFRY4X64) -> int:
+def check_threefish(vectors=known.THREEFISH_KAT, random123=known.RANDOM123_THREEFRY4X64, *,
+                    compiled_cases: int | None = None) -> int:
     """Each Threefish-256 vector through Python ints and through the compiled pair path, rolled
-    and unrolled; Hail's vectors (with tweaks) and Random123's (zero tweak, 20 and 72 rounds)."""
+    and unrolled; Hail's vectors (with tweaks) and Random123's (zero tweak, 20 and 72 rounds).
+    ``compiled_cases``: compile only the first that many vectors, rolled only (the quick check:
+    each compilation takes about a second), the rest in Python; ``None``: all, both ways."""
     cases = [(20, k, t, b, e) for k, t, b, e in vectors]
     cases += [(rounds, k, (0, 0), b, e) for rounds, k, b, e in random123]
-    for rounds, key_words, tweak, block, expected in cases:
+    for index, (rounds, key_words, tweak, block, expected) in enumerate(cases):
         what = f"Threefish-256, {rounds} rounds, key {_hex_words(key_words)[0]}...,"
         got = _threefish.encrypt(key_words, tweak, block, rounds=rounds)
         _expect(got == tuple(expected), what + " in Python", _hex_words(got),
                 _hex_words(expected))
+        if compiled_cases is not None and index >= compiled_cases:
+            continue
         pairs = [w.Pair(*map(jnp.asarray, w.pair_const(x))) for x in block]
-        for rolled in (True, False):
+        for rolled in ((True,) if compiled_cases is not None else (True, False)):
             out = jax.jit(lambda b, r=rolled: _threefish.encrypt_words(
                 key_words, tweak, b, native=False, rolled=r, rounds=rounds))(pairs)
             got = tuple(map(_as_int, out))
@@ -108,30 +118,97 @@ def _median_seconds(fn, *args, repeats: int = 7) -> float:
     return float(np.median(times))
 
 
-def throughput_table(sizes=(1 << 16, 1 << 20, 1 << 22)) -> list[tuple[int, float, float]]:
-    """``(n, jaxpmac uint32/s, jax.random uint32/s)`` for each size, medians of warm runs."""
+def throughput_table(sizes=(1 << 16, 1 << 20, 1 << 22)):
+    """Yields ``(n, jaxpmac uint32/s, jax.random uint32/s)`` for each size, medians of warm
+    runs: one row at a time, so that each prints as soon as it is measured."""
     state = key(0).split_static("throughput")
     jax_key = jax.random.key(0)
-    rows = []
     for n in sizes:
         ours = _median_seconds(jax.jit(lambda: bits(state, (n,))))
         theirs = _median_seconds(jax.jit(lambda k: jax.random.bits(k, (n,), jnp.uint32)), jax_key)
-        rows.append((n, n / ours, n / theirs))
-    return rows
+        yield n, n / ours, n / theirs
 
 
-def main() -> int:
+def check_samplers(n: int = 1 << 14) -> int:
+    """A few samplers, eagerly and under ``jit``: the same values both ways, in their range,
+    with the mean and spread of their distribution (loose bounds: at ``n = 2**14`` a correct
+    sampler fails them with probability below 1e-6); and a ``jax.random`` key of
+    ``jaxpmac.prng_impl`` draws its state's bits. Returns the number of samplers checked."""
+    import jaxpmac as jp  # the public API, as a user calls it
+    s = key(0).split_static("jaxpmac.selfcheck")
+    draws = {
+        "normal": (lambda s: jp.normal(s, (n,)), -np.inf, np.inf, 0.0, 1.0),
+        "uniform": (lambda s: jp.uniform(s, (n,)), 0.0, 1.0, 0.5, 12 ** -0.5),
+        "randint": (lambda s: jp.randint(s, (n,), 0, 10), 0, 9, 4.5, 8.25 ** 0.5),
+        "exponential": (lambda s: jp.exponential(s, (n,)), 0.0, np.inf, 1.0, 1.0),
+    }
+    for name, (draw, low, high, mean, sd) in draws.items():
+        eager = np.asarray(draw(s))
+        _expect(np.array_equal(eager, np.asarray(jax.jit(draw)(s))),
+                f"{name}: eager and jit values", "different", "equal")
+        _expect(bool(np.all((eager >= low) & (eager <= high))), f"{name}: values in range",
+                (float(eager.min()), float(eager.max())), (low, high))
+        _expect(abs(float(eager.mean()) - mean) < 6 * sd / n ** 0.5, f"{name}: mean",
+                float(eager.mean()), mean)
+        _expect(abs(float(eager.std()) - sd) < 0.05 * sd, f"{name}: standard deviation",
+                float(eager.std()), sd)
+    via_key = jax.random.bits(jp.as_jax_key(s), (64,), jnp.uint32)
+    _expect(np.array_equal(np.asarray(via_key), np.asarray(bits(s, (64,)))),
+            "jax.random.bits(jaxpmac.as_jax_key(s)) against jaxpmac.bits(s)", "different",
+            "equal")
+    return len(draws)
+
+
+def _parse(argv) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m jaxpmac",
+        description="Check that this installation of jaxpmac computes the known answers "
+                    "(Threefish-256 vectors, stream words of docs/spec.md, Hail 0.2.139's "
+                    "values), then show a short demo and the throughput of uint32 bits "
+                    "against jax.random. Exits with status 1 if any value is wrong.")
+    parser.add_argument("--quick", action="store_true",
+                        help="a few seconds: the known answers (the cipher compiled once "
+                             "rather than for every vector) and a few samplers; no demo or "
+                             "throughput table")
+    return parser.parse_args(argv)
+
+
+def _run_check(name: str, check) -> bool:
+    # Progress as it goes: the name before the work (a check can take seconds), then the result.
+    print(f"  {name} ...", end="", flush=True)
+    start = time.perf_counter()
+    try:
+        count = check()
+    except KnownAnswerMismatch as error:
+        print(f" FAILED ({error})", flush=True)
+        return False
+    print(f" {count} cases OK ({time.perf_counter() - start:.1f} s)", flush=True)
+    return True
+
+
+def main(argv=None) -> int:
+    """Runs the self-check (``argv``: the command line's arguments; ``None``: ``sys.argv``).
+
+    Returns the exit status: 0 when every check passes, 1 when one fails.
+    """
+    args = _parse(argv)
     backend = jax.default_backend()
-    print(
-        f"jaxpmac self-check on {backend} ({jax.devices()[0].device_kind}), jax {jax.__version__}")
-    for name, check in (("Threefish-256 known answers", check_threefish),
-                        ("SPEC stream words", check_streams),
-                        ("Hail 0.2.139 values", check_hail)):
-        try:
-            print(f"  {name}: {check()} cases OK")
-        except KnownAnswerMismatch as error:
-            print(f"  {name}: FAILED ({error})")
+    mode = "quick self-check" if args.quick else "self-check"
+    print(f"jaxpmac {mode} on {backend} ({jax.devices()[0].device_kind}), jax {jax.__version__}",
+          flush=True)
+    checks = [("Threefish-256 known answers",
+               (lambda: check_threefish(compiled_cases=1)) if args.quick else check_threefish),
+              ("SPEC stream words", check_streams),
+              ("Hail 0.2.139 values", check_hail)]
+    if args.quick:
+        checks.append(("samplers (normal, uniform, randint, exponential)", check_samplers))
+    for name, check in checks:
+        if not _run_check(name, check):
             return 1
+    if args.quick:
+        print("All checks passed (quick mode: run `python -m jaxpmac` for every vector "
+              "compiled both ways, a demo and the throughput table).", flush=True)
+        return 0
 
     print("\nDemo")
     s = key(42)
@@ -139,12 +216,15 @@ def main() -> int:
     print(f"  jp.bits(s.split_static('noise'), (4,)) -> "
           f"{np.asarray(bits(s.split_static('noise'), (4,)))}")
     per_example = jax.vmap(lambda i: bits(s.split(i), (2,)))(jnp.arange(3))
-    print(f"  vmap over s.split(i), i < 3          -> {np.asarray(per_example).tolist()}")
+    print(f"  vmap over s.split(i), i < 3          -> {np.asarray(per_example).tolist()}",
+          flush=True)
 
     print(f"\nThroughput of uint32 bits on {backend} (median of warm runs)")
-    print(f"  {'n':>9}  {'jaxpmac (M/s)':>14}  {'jax.random (M/s)':>17}  {'ratio':>6}")
+    print(f"  {'n':>9}  {'jaxpmac (M/s)':>14}  {'jax.random (M/s)':>17}  {'ratio':>6}",
+          flush=True)
     for n, ours, theirs in throughput_table():
-        print(f"  {n:>9}  {ours / 1e6:>14.1f}  {theirs / 1e6:>17.1f}  {ours / theirs:>6.2f}")
+        print(f"  {n:>9}  {ours / 1e6:>14.1f}  {theirs / 1e6:>17.1f}  {ours / theirs:>6.2f}",
+              flush=True)
     return 0
 
 

@@ -192,7 +192,7 @@ class InteropErrorsTest(chex.TestCase):
 
     def test_fold_in_uids_rejects_other_keys(self):
         with pytest.raises(TypeError,
-                           match="fold_in_uids key accepts .* but was given a key of impl"):
+                           match="fold_in_uids key accepts .* but was given a jax.random key of impl"):
             jp.fold_in_uids(jax.random.key(0), 1)
         with pytest.raises(TypeError, match="fold_in_uids key accepts .* but was given array"):
             jp.fold_in_uids(np.zeros((19,), np.uint32), 1)

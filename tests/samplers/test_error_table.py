@@ -47,7 +47,8 @@ def _rows(function, *rows):
 SEED = "key seed accepts a Python int in [-2**63, 2**64)"
 UIDS = "accepts Python ints in [-2**63, 2**64), integer scalar arrays or 1-D integer arrays"
 LABEL = "accepts ints in [-2**63, 2**64) and strs (use split() for traced values)"
-STATE = "accepts a jaxpmac RNGState (from jaxpmac.key), but was given"
+STATE = ("accepts a jaxpmac RNGState (from jaxpmac.key, or jaxpmac.state_of(key) for a "
+         "jax.random key<pmac>), but was given")
 SHAPE = "shape accepts a sequence of non-negative ints, but was given"
 FLOAT = "dtype accepts float16, bfloat16, float32 or float64 (float64 needs jax_enable_x64)"
 INT = "dtype accepts int8, int16, int32, int64, uint8, uint16, uint32 or uint64"
@@ -130,7 +131,7 @@ ROWS = [
     *_rows("bits",
            ("state not an RNGState", "jp.bits(42, (2,))", TypeError, f"bits {STATE} int 42"),
            ("jax.random key as state", "jp.bits(jax.random.key(0), (2,))", TypeError,
-            "but was given array of dtype key<fry>"),
+            "but was given a jax.random key of impl threefry2x32 (dtype key<fry>)"),
            ("raw uint32 key data", "jp.bits(jnp.zeros(4, jnp.uint32))", TypeError,
             "but was given array of dtype uint32 and shape (4,)"),
            ("negative dim", "jp.bits(S, (2, -1))", ValueError, f"bits {SHAPE} (2, -1)"),
@@ -192,7 +193,7 @@ ROWS = [
     # -- normal and the one-word transforms ------------------------------------------------
     *_rows("normal",
            ("jax.random key as state", "jp.normal(jax.random.key(0))", TypeError,
-            f"normal {STATE} array of dtype key<fry>"),
+            f"normal {STATE} a jax.random key of impl threefry2x32 (dtype key<fry>)"),
            ("int dtype", "jp.normal(S, (2,), jnp.int32)", TypeError, f"normal {FLOAT}"),
            ("negative dim", "jp.normal(S, (-2,))", ValueError, f"normal {SHAPE} (-2,)"),
            ("None shape", "jp.normal(S, None)", TypeError, f"normal {SHAPE} NoneType None"),
@@ -688,12 +689,25 @@ ROWS = [
     *_rows("as_jax_key",
            ("int", "jp.as_jax_key(0)", TypeError, f"as_jax_key {STATE} int 0"),
            ("already a jax key", "jp.as_jax_key(jax.random.key(0))", TypeError,
-            "but was given array of dtype key<fry>")),
+            "but was given a jax.random key of impl threefry2x32 (dtype key<fry>)")),
+    *_rows("state_of",
+           ("an RNGState", "jp.state_of(S)", TypeError,
+            "state_of key accepts a typed jax.random key of jaxpmac.prng_impl (dtype "
+            "key<pmac>: from jaxpmac.as_jax_key, jax.random.key(seed, impl='pmac'), and their "
+            "split/fold_in), of any shape, traced or not, but was given RNGState"),
+           ("a threefry key", "jp.state_of(jax.random.key(0))", TypeError,
+            "but was given a jax.random key of impl threefry2x32 (dtype key<fry>)"),
+           ("raw uint32 key data", "jp.state_of(jax.random.key_data(K))", TypeError,
+            "but was given array of dtype uint32 and shape (19,)"),
+           ("a batch of keys' state, drawn without vmap",
+            "jp.normal(jp.state_of(jax.random.split(K, 2)))", ValueError,
+            "drawing needs the state of one key, but this state holds keys of shape (2,): "
+            "map over them with jax.vmap")),
     *_rows("fold_in_uids",
            ("an RNGState", "jp.fold_in_uids(S, 1)", TypeError,
             f"{KEY} (from jaxpmac.as_jax_key), but was given RNGState"),
            ("a threefry key", "jp.fold_in_uids(jax.random.key(0), 1)", TypeError,
-            "but was given a key of impl threefry2x32"),
+            "but was given a jax.random key of impl threefry2x32"),
            ("raw uint32 key data", "jp.fold_in_uids(jnp.zeros(2, jnp.uint32), 1)", TypeError,
             "but was given array of dtype uint32 and shape (2,)"),
            ("float uid", "jp.fold_in_uids(K, 1.5)", TypeError,
@@ -764,7 +778,54 @@ ROWS = [
            ("concrete array bound out of range, under vmap",
             "jp.randomized(lambda: jax.vmap(lambda i: jp.rand.randint((2,), 0, np.int32(300), "
             "jnp.int8))(jnp.arange(2)))(S)",
-            ValueError, "randint maxval must lie in [-128, 128] for dtype int8")),
+            ValueError, "randint maxval must lie in [-128, 128] for dtype int8"),
+           ("concrete parameter outside its domain",
+            "jp.randomized(lambda: jp.rand.bernoulli(1.5))(S)", ValueError,
+            "bernoulli p accepts values in [0, 1], but was given float 1.5")),
+    # -- parameters outside their sampler's domain (_samplers/_domains.py) ------------------
+    *[Row(function, "parameter outside its domain", example, ValueError, message)
+      for function, example, message in [
+        ("uniform", "jp.uniform(S, minval=2.0, maxval=1.0)",
+         "uniform minval, maxval accept minval <= maxval (elementwise, after broadcasting), "
+         "but was given minval 2.0 and maxval 1.0"),
+        ("randint", "jp.randint(S, (3,), 5, 2)",
+         "randint minval, maxval accept minval < maxval (elementwise, after broadcasting), but "
+         "was given minval 5 and maxval 2"),
+        ("bernoulli", "jp.bernoulli(S, p=1.5)",
+         "bernoulli p accepts values in [0, 1], but was given float 1.5"),
+        ("geometric", "jp.geometric(S, jnp.array([0.5, -0.1]))",
+         "geometric p accepts values in [0, 1] (or NaN, which gives -1), but was given array "
+         "of dtype float32 and shape (2,) holding -0.1 at index (1,)"),
+        ("poisson", "jp.poisson(S, -1.0)",
+         "poisson lam accepts values >= 0 (or NaN, which gives -1), but was given float -1.0"),
+        ("binomial", "jp.binomial(S, 5, 1.5)",
+         "binomial p accepts values in [0, 1] (or NaN, which gives NaN), but was given "
+         "float 1.5"),
+        ("gamma", "jp.gamma(S, -1.0)",
+         "gamma a accepts values >= 0 (or NaN, which gives NaN), but was given float -1.0"),
+        ("beta", "jp.beta(S, 1.0, -2)", "beta b accepts values >= 0"),
+        ("dirichlet", "jp.dirichlet(S, np.array([1.0, -1.0]))",
+         "dirichlet alpha accepts values >= 0"),
+        ("loggamma", "jp.loggamma(S, -1.0)", "loggamma a accepts values >= 0"),
+        ("chisquare", "jp.chisquare(S, -1.0)", "chisquare df accepts values >= 0"),
+        ("t", "jp.t(S, 0.0)", "t df accepts values > 0"),
+        ("f", "jp.f(S, 1.0, 0.0)", "f dfden accepts values > 0"),
+        ("lognormal", "jp.lognormal(S, -1.0)", "lognormal sigma accepts values >= 0"),
+        ("pareto", "jp.pareto(S, 0.0)", "pareto b accepts values > 0"),
+        ("weibull_min", "jp.weibull_min(S, 1.0, 0.0)",
+         "weibull_min concentration accepts values > 0"),
+        ("rayleigh", "jp.rayleigh(S, -1.0)", "rayleigh scale accepts values >= 0"),
+        ("double_sided_maxwell", "jp.double_sided_maxwell(S, 0.0, -1.0)",
+         "double_sided_maxwell scale accepts values >= 0"),
+        ("wald", "jp.wald(S, 0.0)", "wald mean accepts values > 0"),
+        ("generalized_normal", "jp.generalized_normal(S, float('inf'))",
+         "generalized_normal p accepts finite values > 0"),
+        ("triangular", "jp.triangular(S, 0.0, 2.0, 1.0)",
+         "triangular left, mode, right accept left <= mode <= right"),
+        ("ball", "jp.ball(S, 3, 0.0)", "ball p accepts finite values > 0"),
+        ("multinomial", "jp.multinomial(S, -1.0, np.array([0.5, 0.5]))",
+         "multinomial n accepts finite values >= 0"),
+    ]],
 ]
 
 
@@ -816,6 +877,19 @@ TRACED_ROWS = [
               "jax.jit(lambda l: jp.categorical(S, l, shape=(2,), replace=False))"
               "(jnp.array([0., -jnp.inf, -jnp.inf]))",
               "[-1, -1]"),
+    # Parameters outside their domain, traced: the documented output (concrete: a ValueError).
+    TracedRow("uniform", "minval > maxval (jax.random's answer)",
+              "jax.jit(lambda lo: jp.uniform(S, (2,), minval=lo, maxval=1.0))(2.0)",
+              "[2.0, 2.0]"),
+    TracedRow("randint", "maxval <= minval (jax.random's answer)",
+              "jax.jit(lambda lo: jp.randint(S, (2,), lo, 2))(5)", "[5, 5]"),
+    TracedRow("bernoulli", "p outside [0, 1] (clipped, as jax.random)",
+              "jax.jit(lambda p: jp.bernoulli(S, p, (2,)))(1.5)", "[True, True]"),
+    TracedRow("gamma", "a < 0", "jax.jit(lambda a: jp.gamma(S, a, (2,)))(-1.0)",
+              "[np.nan, np.nan]"),
+    TracedRow("poisson", "lam < 0", "jax.jit(lambda lam: jp.poisson(S, lam, (2,)))(-1.0)",
+              "[-1, -1]"),
+    TracedRow("t", "df <= 0", "jax.jit(lambda df: jp.t(S, df, (2,)))(0.0)", "[np.nan, np.nan]"),
 ]
 
 NAMESPACE = {"jax": jax, "jnp": jnp, "np": np, "jp": jp, "hail": hail}

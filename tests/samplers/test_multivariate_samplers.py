@@ -105,12 +105,14 @@ def test_rademacher_is_one_bit_per_element(dtype):
 def test_geometric_edge_values_and_clamping():
     state = jp.key(2)
     p = jnp.array([1.0, 0.0, -0.1, 1.1, jnp.nan, 1e-30])
-    np.testing.assert_array_equal(jp.geometric(state, p),
+    # Traced: a concrete p outside [0, 1] is a ValueError (test_domains.py).
+    np.testing.assert_array_equal(jax.jit(lambda p: jp.geometric(state, p))(p),
                                   [1, 2 ** 31 - 1, -1, -1, -1, 2 ** 31 - 1])
     np.testing.assert_array_equal(jp.geometric(state, 1.0, (50,), jnp.int8), 1)
     small = np.asarray(jp.geometric(state, 1e-3, (200,), jnp.int8))
     assert small.max() == 127 and small.min() >= 1
-    np.testing.assert_array_equal(jp.geometric(state, -1.0, (3,), jnp.uint8), 255)
+    np.testing.assert_array_equal(
+        jax.jit(lambda p: jp.geometric(state, p, (3,), jnp.uint8))(-1.0), 255)
     assert jp.geometric(state, jnp.full((2, 1), 0.5), (2, 3)).shape == (2, 3)
 
 
@@ -163,7 +165,8 @@ def test_multinomial_invalid_rows_are_nan():
     p = jnp.array([[0.2, 0.8], [-0.1, 1.0], [0.0, 0.0], [jnp.nan, 1.0], [0.5, 0.5],
                    [jnp.inf, 1.0]])
     n = jnp.array([4.0, 4.0, 4.0, 4.0, -1.0, 4.0])
-    x = np.asarray(jp.multinomial(state, n, p))
+    # Traced: a concrete negative or infinite weight or n is a ValueError (test_domains.py).
+    x = np.asarray(jax.jit(lambda n, p: jp.multinomial(state, n, p))(n, p))
     assert np.isfinite(x[0]).all() and x[0].sum() == 4
     assert np.isnan(x[1:]).all()
     traced = jax.jit(jax.vmap(lambda n, p: jp.multinomial(state, n, p)))(n, p)
@@ -244,7 +247,8 @@ def test_ball_radius_is_u_to_the_one_over_d():
 def test_ball_parameters_and_edges():
     state = jp.key(2)
     p = jnp.array([1.0, 2.0, 0.0, -1.0, jnp.inf, jnp.nan])
-    x = np.asarray(jp.ball(state, 3, p, (6,)))
+    # Traced: a concrete p <= 0 or inf is a ValueError (test_domains.py).
+    x = np.asarray(jax.jit(lambda p: jp.ball(state, 3, p, (6,)))(p))
     assert np.isfinite(x[:2]).all() and np.isnan(x[2:]).all()
     # One p per point: equal to drawing with that p alone at the same position.
     np.testing.assert_array_equal(x[1], np.asarray(jp.ball(state, 3, 2.0, (6,)))[1])

@@ -79,3 +79,41 @@ def test_the_check_fails_under_python_optimize():
                             text=True, timeout=300)
     assert result.returncode != 0
     assert "KnownAnswerMismatch" in result.stderr
+
+
+def test_help_answers_without_running_the_check():
+    result = subprocess.run([sys.executable, "-m", "jaxpmac", "--help"], capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0
+    assert "--quick" in result.stdout
+    assert "self-check on" not in result.stdout     # the header: nothing ran
+
+
+def test_quick_mode_checks_and_reports_each_step(capsys):
+    assert selfcheck.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].startswith("jaxpmac quick self-check on ")
+    for name in ("Threefish-256 known answers", "SPEC stream words", "Hail 0.2.139 values",
+                 "samplers"):
+        assert any(line.strip().startswith(name) and " cases OK (" in line for line in lines)
+    assert "Throughput" not in out
+
+
+def test_quick_threefish_checks_every_vector_in_python():
+    rounds, key, block, expected = known.RANDOM123_THREEFRY4X64[-1]
+    assert selfcheck.check_threefish(compiled_cases=1) == len(known.THREEFISH_KAT) + len(
+        known.RANDOM123_THREEFRY4X64)
+    with pytest.raises(selfcheck.KnownAnswerMismatch, match="72 rounds"):
+        selfcheck.check_threefish(vectors=known.THREEFISH_KAT, random123=[
+            (rounds, key, block, _corrupted(expected))], compiled_cases=1)
+
+
+def test_a_failing_check_stops_the_run_with_status_1(capsys, monkeypatch):
+    def corrupted():
+        raise selfcheck.KnownAnswerMismatch("stream of seed 0x0: computed 1, the known answer is 2")
+    monkeypatch.setattr(selfcheck, "check_streams", corrupted)
+    assert selfcheck.main(["--quick"]) == 1
+    out = capsys.readouterr().out
+    assert "SPEC stream words ... FAILED (stream of seed 0x0" in out
+    assert "Hail 0.2.139 values" not in out
