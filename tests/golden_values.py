@@ -7,7 +7,7 @@ change of a sampler (never to make a test pass):
 
     python tests/golden_values.py --write
 
-``--check`` compares instead (``XLA_FLAGS=--xla_cpu_max_isa=AVX python tests/golden_values.py
+``--write-new`` stores a new sampler's cases and leaves every stored value as it is. ``--check`` compares instead (``XLA_FLAGS=--xla_cpu_max_isa=AVX python tests/golden_values.py
 --check``: what ``test_golden_values_isa.py`` runs at each instruction-set level).
 """
 
@@ -130,6 +130,17 @@ def _cases() -> list[Case]:
         hail("rand_int32", lambda s: jp.hail.rand_int32(s, 1000), x64=x64)
         hail("rand_bool", lambda s: jp.hail.rand_bool(s, 0.3), x64=x64)
     hail("rand_int64", jp.hail.rand_int64, x64=True)
+    # Hail's engine-driven functions (size=, two states, bounds, Java's nextLong(n) redraws).
+    for x64 in (True, False):
+        hail("rand_unif_size", lambda s: jp.hail.rand_unif(s, -1.0, 2.0, size=(2, 3)), x64=x64)
+        hail("rand_norm_size", lambda s: jp.hail.rand_norm(s, 1.0, 3.0, size=(3, 2)), x64=x64)
+        hail("rand_norm2d", lambda s: jp.hail.rand_norm2d(s, [1.0, -2.0], [2.0, 0.5, 1.0]),
+             x64=x64)
+        hail("rand_int32_ab", lambda s: jp.hail.rand_int32(s, -1000, 1000), x64=x64)
+        hail("rand_cat", lambda s: jp.hail.rand_cat(s, [0.1, 0.0, 5.0, 2.5, 0.001]), x64=x64)
+    hail("rand_int64_n", lambda s: jp.hail.rand_int64(s, 2**62 + 2**61), x64=True)
+    hail("rand_int64_ab", lambda s: jp.hail.rand_int64(s, -10**15, 10**15), x64=True)
+    hail("shuffle", lambda s: jp.hail.shuffle(s, jnp.arange(12)), x64=False)
     return cases
 
 
@@ -171,23 +182,33 @@ def differences(shard: tuple[int, int] = (0, 1)) -> dict[str, str]:
     return found
 
 
-def write() -> None:
-    arrays = {case.name: compute(case) for case in CASES}
+def write(*, only_new: bool = False) -> None:
+    """Stores every case's values; ``only_new``: computes only the cases not yet stored (a new
+    sampler) and keeps every stored value as it is."""
+    stored = {}
+    if only_new and GOLDEN_FILE.exists():
+        with np.load(GOLDEN_FILE) as existing:
+            stored = {name: existing[name] for name in existing.files}
+    arrays = {case.name: stored[case.name] if case.name in stored else compute(case)
+              for case in CASES}
     GOLDEN_FILE.parent.mkdir(exist_ok=True)
     np.savez_compressed(GOLDEN_FILE, **arrays)
-    print(f"wrote {len(arrays)} cases to {GOLDEN_FILE} (jax {jax.__version__})")
+    print(f"wrote {len(arrays)} cases to {GOLDEN_FILE} ({len(arrays) - len(stored)} computed, "
+          f"jax {jax.__version__})")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help="recompute and store every case")
+    parser.add_argument("--write-new", action="store_true",
+                        help="compute and store only the cases not yet stored (a new sampler)")
     parser.add_argument("--check", action="store_true",
                         help="print, as JSON, the cases that differ from the stored values")
     parser.add_argument("--shard", default="0/1", metavar="I/N",
                         help="with --check: every N-th case from the I-th (default 0/1: all)")
     args = parser.parse_args()
-    if args.write:
-        write()
+    if args.write or args.write_new:
+        write(only_new=args.write_new)
     elif args.check:
         index, count = map(int, args.shard.split("/"))
         print(json.dumps(differences((index, count))))
