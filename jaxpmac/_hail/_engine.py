@@ -653,7 +653,9 @@ def categorical(h, prob, *, final_tweak: int) -> jax.Array:
     weight, as in Hail)."""
     dtype = float_dtype()
     prob = jnp.asarray(prob, dtype)
-    u = bits_to_float(unit_uniform_bits(output_block(h, final_tweak, 0)))
+    # A CPU barrier on ``u``, as in :func:`uniform`: vmapped on jax 0.12, the cipher and the
+    # map in one loop took XLA 3 minutes to compile.
+    u = cpu_barrier(bits_to_float(unit_uniform_bits(output_block(h, final_tweak, 0))))
     total = lax.scan(lambda s, p: (s + p, None), jnp.zeros((), dtype), prob)[0]
     r = _fixed_math.rounded(u * total)
 
