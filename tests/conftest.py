@@ -54,6 +54,13 @@ PROPERTY_SETTINGS = hypothesis.settings(
                            hypothesis.HealthCheck.data_too_large])
 
 
+def slow_except(values, keep) -> list:
+    """Parametrize ``values``: those in ``keep`` run by default, the others in the slow run
+    (``-m slow``), for repeats of one program shape that add little to every run."""
+    return [value if value in keep else pytest.param(value, marks=pytest.mark.slow)
+            for value in values]
+
+
 def property_settings(max_examples: int = 25) -> hypothesis.settings:
     return hypothesis.settings(PROPERTY_SETTINGS, max_examples=max_examples)
 

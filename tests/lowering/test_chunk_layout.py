@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import jaxpmac as jp
-from conftest import oracle_bits, peak_over_output, run_child_with_host_devices
+from conftest import oracle_bits, peak_over_output, run_child_with_host_devices, slow_except
 from jaxpmac._cipher import _stream
 from jaxpmac._lowering import _chunks, _lanes
 from jaxpmac._lowering._chunks import force_cpu_layout
@@ -59,7 +59,8 @@ def _draw_with(draw, n, *, flat: bool, after: bool) -> np.ndarray:
         return np.asarray(draw(n))
 
 
-@pytest.mark.parametrize("n", (UNEVEN, 3 * CHUNK_WORDS))
+# An uneven length (a partial last chunk) by default; whole chunks in the slow run.
+@pytest.mark.parametrize("n", slow_except((UNEVEN, 3 * CHUNK_WORDS), (UNEVEN,)))
 @pytest.mark.parametrize("name", DRAWS)
 def test_layouts_and_map_placements_give_the_same_values(name, n):
     values = {layout: _draw_with(DRAWS[name], n, flat=flat, after=after)
@@ -156,7 +157,8 @@ def test_chunk_boxes_cover_the_buffer_within_a_chunk(shape, runs):
 
 @pytest.mark.parametrize("shape", ((1024, 1024), (256, 64, 64), (1000, 1000), (4, 1 << 18),
                                    (999, 999), (3, 333333), (3, 1000003)))
-@pytest.mark.parametrize("name", ("normal", "exponential", "uniform_traced_bounds"))
+@pytest.mark.parametrize("name", slow_except(("normal", "exponential", "uniform_traced_bounds"),
+                                             ("normal",)))
 def test_shaped_outputs_peak_memory_is_about_the_output(name, shape):
     """The map after the loop was in place only for flat outputs: 2.08x for (1024, 1024)
     before the loop kept its buffer in the output's shape; now ~1.09x. Shapes that are not

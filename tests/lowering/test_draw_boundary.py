@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import jaxpmac as jp
+from conftest import slow_except
 from jaxpmac import hail
 
 S = jp.key(3).split_static("boundary")
@@ -64,10 +65,18 @@ DRAWS = {
 }
 
 
+# One draw of each kind of program in the default run (stream words, a map of one word, a
+# normal, integers, a rejection loop, a reduction over logits, linear algebra, Hail's engine
+# loop and its sort); every other draw in the slow run: the barrier is put on by one
+# decorator (``_registry.sampler``), so the others repeat these programs' checks.
+DEFAULT_RUN = ("bits", "uniform", "normal", "randint", "gamma", "categorical",
+               "multivariate_normal", "hail.rand_norm", "hail.shuffle")
+
 def test_every_public_draw_is_listed():
     samplers = {name for name in jp.__all__ if name not in (
         "DrawSite", "RNGState", "StreamFinding", "as_jax_key", "check_streams", "draw_sites",
-        "fold_in_uids", "force_lowering", "hail", "key", "prng_impl", "rand", "randomized")}
+        "fold_in_uids", "force_lowering", "hail", "key", "prng_impl", "rand", "randomized",
+        "state_of")}
     hail_draws = {f"hail.{name}" for name in hail.__all__ if name != "rand_int64"}  # needs x64
     assert samplers | hail_draws <= set(DRAWS)
 
@@ -77,7 +86,7 @@ def _exported_text(draw, args, platform: str) -> str:
     return exported.mlir_module()
 
 
-@pytest.mark.parametrize("name", sorted(DRAWS))
+@pytest.mark.parametrize("name", slow_except(sorted(DRAWS), DEFAULT_RUN))
 def test_a_draw_lowered_for_a_cpu_ends_in_a_barrier_and_elsewhere_has_none(name):
     draw, args = DRAWS[name]
     assert "optimization_barrier" in _exported_text(draw, args, "cpu")
@@ -109,7 +118,7 @@ def test_jax_random_on_a_jaxpmac_key_reaches_the_barrier():
         assert "optimization_barrier" not in _jax_random_bits_text(None)
 
 
-@pytest.mark.parametrize("name", sorted(DRAWS))
+@pytest.mark.parametrize("name", slow_except(sorted(DRAWS), DEFAULT_RUN))
 def test_barrier_changes_no_value(name):
     """The same program with and without the barrier gives the same bits. (Against an eager
     draw, samplers that use ``log``/``exp`` may differ by an ulp or so: fusion into a larger
