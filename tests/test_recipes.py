@@ -9,6 +9,8 @@ import sys
 
 import pytest
 
+from conftest import slow_except
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 RECIPES = ROOT / "docs" / "recipes"
 NEEDS = {                          # the modules each recipe imports beyond jax and jaxpmac
@@ -41,7 +43,9 @@ def _missing(modules):
     return None
 
 
-@pytest.mark.parametrize("name", sorted(NEEDS))
+# Each run is a fresh process (~10 s): resuming a run and Flax NNX in the default run, the
+# others in the slow run (and wherever their framework is missing, a skip).
+@pytest.mark.parametrize("name", slow_except(sorted(NEEDS), ("resume_at_step", "flax_nnx")))
 def test_recipe_runs(name):
     missing = _missing(NEEDS[name])
     if missing:
