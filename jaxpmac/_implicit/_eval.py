@@ -88,6 +88,8 @@ class Evaluator:
             return self.while_loop(row, eqn, invals, loops)
         if name == "cond":
             return self.cond(row, eqn, invals, loops)
+        if name == tbl.SHARD_MAP:
+            return self.shard_map(row, eqn, invals, loops)
         # jit, checkpoint, custom_jvp_call, custom_vjp_call, closed_call: inline the call.
         (param, position, _), = [s for s in tbl.sub_jaxprs(eqn.params)]
         if name in CUSTOM_DERIVATIVES:
@@ -134,6 +136,14 @@ class Evaluator:
             loops = tuple(t for loop, t in zip(self.table.loops_of(row), loops)
                           if loop not in dropped)
 
+        axes = self.table.shard_axes.get(row, ())
+        # Inside a shard_map: this shard's window of the global draw (its linear position over
+        # the axes the draw varies over, in mesh order, times the local size).
+        window = None
+        if axes:
+            shard = lax.axis_index(axes if len(axes) > 1 else axes[0])
+            window = shard.astype(jnp.uint32) * jnp.uint32(math.prod(params["base_shape"]))
+
         def one(lane_uids, *arrays):
             if params["keyed"]:
                 *arrays, uid = arrays
@@ -142,6 +152,8 @@ class Evaluator:
                 words = (lane_uids,) if n_lanes else ()
             state = site.split(*words, *loops)
             kwargs = draw.split_kwargs(params["static"], params["operand_names"], arrays)
+            if window is not None:
+                kwargs["offset"] = window + jnp.asarray(kwargs.get("offset", 0), jnp.uint32)
             with _stream_marks.at_site(where):
                 return explicit(state, **kwargs)
 
@@ -160,6 +172,27 @@ class Evaluator:
         path = "/".join(f"{s}:{i}" for s, i in self.table.path(row))
         return (f"{_stream_marks.user_line(frames)} (jp.rand.{eqn.params['sampler']}, "
                 f"implicit site @{path})")
+
+    def shard_map(self, row, eqn, invals, loops):
+        """``shard_map`` re-emitted over the interpreted body; its draws take their windows
+        (:meth:`draw`). The state and the loop indices are replicated arguments."""
+        params = eqn.params
+        replicated = jax.sharding.PartitionSpec()
+
+        def body(root, operands, inner_loops):
+            outer_root, self.root = self.root, root
+            try:
+                return tuple(self.run_sub(row, "jaxpr", -1, list(operands), tuple(inner_loops)))
+            finally:
+                self.root = outer_root
+
+        mapped = jax.shard_map(
+            body, mesh=params["mesh"],
+            in_specs=(replicated, tuple(params["in_specs"]), tuple(replicated for _ in loops)),
+            out_specs=tuple(params["out_specs"]), axis_names=params["newly_manual_axes"],
+            check_vma=params["check_vma"])
+        # Under jit, as pmap's own call is: the operands are placed as in_specs say.
+        return list(jax.jit(mapped)(self.root, tuple(invals), tuple(loops)))
 
     def scan(self, row, eqn, invals, loops):
         n_consts, n_carry = _jax_compat.scan_layout(eqn.params)
@@ -206,6 +239,14 @@ class Evaluator:
 
 def bind(eqn, invals):
     params = eqn.primitive.get_bind_params(eqn.params)
+    if eqn.primitive.name in tbl.VARYING_CASTS and "axes" in params:
+        # A draw under shard_map may now vary over axes JAX typed it invariant over (the pass
+        # gives each shard its window): cast only over the axes the value does not vary over.
+        varying = tbl.varying_value(invals[0])
+        missing = tuple(a for a in params["axes"] if a not in varying)
+        if not missing:
+            return list(invals)
+        params = dict(params, axes=missing)
     with eqn.ctx.manager:
         out = eqn.primitive.bind(*invals, **params)
     return out if eqn.primitive.multiple_results else [out]

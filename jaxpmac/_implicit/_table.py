@@ -34,17 +34,24 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 
+import jax
 import numpy as np
 from jax.extend import core as jex
 
-from jaxpmac._implicit._draw import draw_p
+from jaxpmac._implicit._draw import draw_p, sampler
 from jaxpmac._interop import _jax_compat
 
 LOOPS = frozenset({"scan", "while"})
 TRANSPARENT = frozenset({"cond", "jit", "pjit", "custom_jvp_call", "custom_vjp_call",
                          "custom_vjp_call_jaxpr", "remat2", "checkpoint", "remat",
-                         "closed_call", "core_call"})
+                         "closed_call", "core_call", "shard_map"})
+#: ``shard_map`` (and ``pmap``, which jax traces as a ``shard_map``): transparent for the sites,
+#: re-emitted by the evaluator with each draw's window of the stream (see :func:`shard_axes`).
+SHARD_MAP = "shard_map"
+#: The primitives by which JAX marks an invariant value as varying over manual axes.
+VARYING_CASTS = frozenset({"pvary", "pcast"})
 KINDS = ("plain", "draw", "loop", "transparent", "unknown")
 MAX_INT_BITS = 63      # longer bit strings are spelled as a str label
 #: The first static word of a named draw's site; its name is the second.
@@ -101,6 +108,7 @@ class Table:
     row_of: dict               # (parent, sub, index) -> row
     names: list                # draws: their name= (None: unnamed); others None
     keyed_loops: dict          # keyed draws: the enclosing loop rows their uid varies with
+    shard_axes: dict           # draws in a shard_map: the manual axes they vary over
 
     def static_words(self, row: int) -> tuple:
         """The static words of draw ``row``'s site."""
@@ -232,9 +240,11 @@ def build(jaxpr) -> Table:
             for s, suffix in zip(subs, halving(len(subs))):
                 scope_bits[(row, s)] = bits[row] + suffix
     row_of = {(int(parent[r]), int(sub[r]), int(index[r])): r for r in range(n)}
-    keyed_loops = _keyed_loops(jaxpr, {id(eqn): row for row, eqn in enumerate(eqns)})
+    row_of_eqn = {id(eqn): row for row, eqn in enumerate(eqns)}
+    keyed_loops = _keyed_loops(jaxpr, row_of_eqn)
+    shard = shard_axes(eqns, parent, sub, index, uses, row_of_eqn)
     return Table(eqns, parent, sub, index, kind, uses, scope_loop, scope_sub, bits, scope_bits,
-                 row_of, names, keyed_loops)
+                 row_of, names, keyed_loops, shard)
 
 
 def _keyed_loops(jaxpr, row_of_eqn: dict) -> dict:
@@ -262,6 +272,129 @@ def _keyed_loops(jaxpr, row_of_eqn: dict) -> dict:
                 varies[v] = of(eqn.invars)
     walk(jaxpr, {})
     return found
+
+
+def shard_axes(eqns, parent, sub, index, uses, row_of_eqn) -> dict:
+    """For each draw inside a ``shard_map`` body: the manual mesh axes it varies over, in the
+    mesh's axis order (docs/implicit.md, "shard_map and pmap").
+
+    Under ``check_vma`` JAX's types say which shards must agree: a draw varies over the axes of
+    the ``pvary`` casts its value (or a value computed from it) meets, and of the ``out_specs``
+    of the outputs it reaches; over every other manual axis it is replicated. Without
+    ``check_vma`` (``pmap``) there are no such types and a draw varies over all manual axes.
+    A keyed draw (``keyed_by``) does not vary over the axes its uid varies over: the uid tells
+    the shards apart, as it does vmap lanes. Data flow into sub-jaxprs is followed
+    conservatively (every input of a sub-jaxpr depends on every operand of its equation)."""
+    found = {}
+    for row, eqn in enumerate(eqns):
+        if eqn.primitive.name != SHARD_MAP or not uses[row]:
+            continue
+        above = int(parent[row])
+        while above != -1:
+            if eqns[above].primitive.name == SHARD_MAP:
+                raise NotImplementedError(
+                    f"jaxpmac.randomized: a shard_map that draws keyless random numbers (equation "
+                    f"path {_path(parent, sub, index, row)}) inside another shard_map "
+                    f"({_path(parent, sub, index, above)}) is not supported; draw in the outer "
+                    "shard_map and pass the values in, or use one shard_map over both axes.")
+            above = int(parent[above])
+        params = eqn.params
+        order = tuple(params["mesh"].axis_names)
+        manual = frozenset(params.get("newly_manual_axes") or params.get("axis_names") or order)
+        body = open_jaxpr(params["jaxpr"])
+        draws: dict[int, set] = {}
+        if params.get("check_vma", True):
+            _vary_by_casts(body, row_of_eqn, params["out_specs"], draws)
+        else:
+            _collect_draws(body, row_of_eqn, draws, manual)
+        for draw_row, axes in draws.items():
+            axes = set(axes) & manual
+            draw_params = eqns[draw_row].params
+            if draw_params["keyed"]:
+                axes -= _varying(eqns[draw_row].invars[-2])
+            if axes and not has_offset(draw_params["sampler"]):
+                raise NotImplementedError(
+                    f"jaxpmac.randomized: jaxpmac.rand.{draw_params['sampler']} at equation path "
+                    f"{_path(parent, sub, index, draw_row)} draws inside a shard_map (or pmap) "
+                    f"and varies over its axes {sorted(axes)}, but its sampler has no offset= "
+                    "argument, which gives each shard its own window of the global draw. Draw "
+                    "it outside the shard_map and pass the values in (sharded), use a sampler "
+                    "with offset= (normal, uniform, bernoulli, randint, bits, exponential, ...), "
+                    "or draw explicitly from state.split(jax.lax.axis_index(axis)).")
+            found[draw_row] = tuple(a for a in order if a in axes)
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def has_offset(sampler_name: str) -> bool:
+    """Whether the explicit sampler takes ``offset=`` (a window of its stream)."""
+    return "offset" in inspect.signature(sampler(sampler_name)).parameters
+
+
+def _varying(v) -> frozenset:
+    """The manual axes JAX's type says the value of ``v`` varies over (empty if it does not
+    say: no ``check_vma``, or a jax that spells it otherwise)."""
+    manual_type = getattr(getattr(v, "aval", None), "manual_axis_type", None)
+    return frozenset(getattr(manual_type, "varying", None) or ())
+
+
+def varying_value(x) -> frozenset:
+    """The manual axes a traced value varies over, by its type (empty where JAX does not say)."""
+    manual_type = getattr(jax.typeof(x), "manual_axis_type", None)
+    return frozenset(getattr(manual_type, "varying", None) or ())
+
+
+def _collect_draws(jaxpr, row_of_eqn, draws: dict, axes) -> None:
+    for eqn in jaxpr.eqns:
+        if eqn.primitive is draw_p:
+            draws[row_of_eqn[id(eqn)]] = set(axes)
+        for _, _, sub_jaxpr in sub_jaxprs(eqn.params):
+            _collect_draws(open_jaxpr(sub_jaxpr), row_of_eqn, draws, axes)
+
+
+def _spec_axes(spec) -> set:
+    """The mesh axis names a ``PartitionSpec`` mentions."""
+    names = set()
+    for entry in (spec or ()):
+        if entry is None:
+            continue
+        names |= set(entry) if isinstance(entry, (tuple, list)) else {entry}
+    return names
+
+
+def _vary_by_casts(body, row_of_eqn, out_specs, draws: dict) -> None:
+    """``draws[row]``: the axes of the varying casts and out_specs that draw ``row``'s value
+    reaches in ``body`` (see :func:`shard_axes`)."""
+    def walk(jaxpr, taint: dict) -> set:
+        seen = set()
+        for eqn in jaxpr.eqns:
+            t = set()
+            for v in eqn.invars:
+                if not isinstance(v, jex.Literal):
+                    t |= taint.get(v, set())
+            if eqn.primitive is draw_p:
+                row = row_of_eqn[id(eqn)]
+                draws.setdefault(row, set())
+                t.add(row)
+            if eqn.primitive.name in VARYING_CASTS:
+                axes = eqn.params.get("axes", eqn.params.get("axis_name", ()))
+                axes = set(axes) if isinstance(axes, (tuple, list, frozenset, set)) else {axes}
+                for row in t:
+                    draws[row] |= axes
+            for _, _, sub_jaxpr in sub_jaxprs(eqn.params):
+                inner = open_jaxpr(sub_jaxpr)
+                t |= walk(inner, {v: set(t) for v in inner.invars})
+            for v in eqn.outvars:
+                taint[v] = t
+            seen |= t
+        return seen
+
+    taint: dict = {}
+    walk(body, taint)
+    for v, spec in zip(body.outvars, out_specs):
+        if not isinstance(v, jex.Literal):
+            for row in taint.get(v, ()):
+                draws[row] |= _spec_axes(spec)
 
 
 def loops_varied(varies: dict, values) -> set:
