@@ -192,7 +192,20 @@ class Evaluator:
             out_specs=tuple(params["out_specs"]), axis_names=params["newly_manual_axes"],
             check_vma=params["check_vma"])
         # Under jit, as pmap's own call is: the operands are placed as in_specs say.
-        return list(jax.jit(mapped)(self.root, tuple(invals), tuple(loops)))
+        try:
+            return list(jax.jit(mapped)(self.root, tuple(invals), tuple(loops)))
+        except ValueError as error:
+            if "out_specs" not in str(error) or not params["check_vma"]:
+                raise
+            where = "/".join(f"{s}:{i}" for s, i in self.table.path(row))
+            raise ValueError(
+                f"jaxpmac.randomized: a keyless draw in the shard_map at equation path {where} "
+                "varies over mesh axes (its value meets values that vary over them, or an "
+                "out_specs entry that names them: each shard draws its own window), but a value "
+                "computed from it is also returned under out_specs that say it is replicated "
+                "over those axes. Return only the varying values, or draw the replicated "
+                "values separately (a draw that meets only replicated values is the same on "
+                f"every shard). JAX's error: {error}") from error
 
     def scan(self, row, eqn, invals, loops):
         n_consts, n_carry = _jax_compat.scan_layout(eqn.params)

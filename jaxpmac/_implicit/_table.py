@@ -303,10 +303,12 @@ def shard_axes(eqns, parent, sub, index, uses, row_of_eqn) -> dict:
         manual = frozenset(params.get("newly_manual_axes") or params.get("axis_names") or order)
         body = open_jaxpr(params["jaxpr"])
         draws: dict[int, set] = {}
+        leading: dict[int, tuple] = {}
         if params.get("check_vma", True):
             _vary_by_casts(body, row_of_eqn, params["out_specs"], draws)
         else:
             _collect_draws(body, row_of_eqn, draws, manual)
+        _leading_axes(body, row_of_eqn, params["out_specs"], leading)
         for draw_row, axes in draws.items():
             axes = set(axes) & manual
             draw_params = eqns[draw_row].params
@@ -321,7 +323,12 @@ def shard_axes(eqns, parent, sub, index, uses, row_of_eqn) -> dict:
                     "it outside the shard_map and pass the values in (sharded), use a sampler "
                     "with offset= (normal, uniform, bernoulli, randint, bits, exponential, ...), "
                     "or draw explicitly from state.split(jax.lax.axis_index(axis)).")
-            found[draw_row] = tuple(a for a in order if a in axes)
+            # The shards' order: that of the leading entry of an output's out_specs the draw
+            # reaches, where it names these axes (P(("y", "x"))); else the mesh's.
+            if axes and set(leading.get(draw_row, ())) == axes:
+                found[draw_row] = leading[draw_row]
+            else:
+                found[draw_row] = tuple(a for a in order if a in axes)
     return found
 
 
@@ -362,9 +369,24 @@ def _spec_axes(spec) -> set:
     return names
 
 
-def _vary_by_casts(body, row_of_eqn, out_specs, draws: dict) -> None:
-    """``draws[row]``: the axes of the varying casts and out_specs that draw ``row``'s value
-    reaches in ``body`` (see :func:`shard_axes`)."""
+def _leading_axes(body, row_of_eqn, out_specs, leading: dict) -> None:
+    """``leading[row]``: the axes, in order, of the leading entry of the out_specs of the first
+    output draw ``row``'s value reaches (where that entry names any)."""
+    draws: dict = {}
+    taint = _taint(body, row_of_eqn, draws, on_cast=None)
+    for v, spec in zip(body.outvars, out_specs):
+        entry = tuple(spec)[0] if spec is not None and len(tuple(spec)) else None
+        if isinstance(v, jex.Literal) or entry is None:
+            continue
+        entry = tuple(entry) if isinstance(entry, (tuple, list)) else (entry,)
+        for row in taint.get(v, ()):
+            leading.setdefault(row, entry)
+
+
+def _taint(body, row_of_eqn, draws: dict, on_cast) -> dict:
+    """var -> the draw rows its value depends on, through ``body`` and, conservatively, its
+    sub-jaxprs; ``draws`` gets every draw row; ``on_cast(axes, rows)`` is called for each
+    varying cast."""
     def walk(jaxpr, taint: dict) -> set:
         seen = set()
         for eqn in jaxpr.eqns:
@@ -376,11 +398,10 @@ def _vary_by_casts(body, row_of_eqn, out_specs, draws: dict) -> None:
                 row = row_of_eqn[id(eqn)]
                 draws.setdefault(row, set())
                 t.add(row)
-            if eqn.primitive.name in VARYING_CASTS:
+            if eqn.primitive.name in VARYING_CASTS and on_cast is not None:
                 axes = eqn.params.get("axes", eqn.params.get("axis_name", ()))
                 axes = set(axes) if isinstance(axes, (tuple, list, frozenset, set)) else {axes}
-                for row in t:
-                    draws[row] |= axes
+                on_cast(axes, t)
             for _, _, sub_jaxpr in sub_jaxprs(eqn.params):
                 inner = open_jaxpr(sub_jaxpr)
                 t |= walk(inner, {v: set(t) for v in inner.invars})
@@ -391,6 +412,17 @@ def _vary_by_casts(body, row_of_eqn, out_specs, draws: dict) -> None:
 
     taint: dict = {}
     walk(body, taint)
+    return taint
+
+
+def _vary_by_casts(body, row_of_eqn, out_specs, draws: dict) -> None:
+    """``draws[row]``: the axes of the varying casts and out_specs that draw ``row``'s value
+    reaches in ``body`` (see :func:`shard_axes`)."""
+    def on_cast(axes, rows):
+        for row in rows:
+            draws[row] |= axes
+
+    taint = _taint(body, row_of_eqn, draws, on_cast)
     for v, spec in zip(body.outvars, out_specs):
         if not isinstance(v, jex.Literal):
             for row in taint.get(v, ()):
