@@ -12,6 +12,10 @@ use no randomness are bound as they are (sub-jaxprs included). Random ones:
   (the predicate at iteration ``t`` and the body that follows it both see ``t``);
 * ``cond`` is re-emitted as ``lax.switch`` of interpreted branches; ``jit`` and
   ``checkpoint`` are inlined;
+* ``shard_map`` (and ``pmap``, which JAX traces as one) is re-emitted with ``jax.shard_map``
+  over the interpreted body; a draw in it that varies over manual axes (``Table.shard_axes``)
+  reads its shard's window of the site's stream, ``offset = i * size(local shape)`` at linear
+  shard position ``i``: its block of the global draw (docs/implicit.md, "shard_map and pmap");
 * ``custom_jvp_call`` and ``custom_vjp_call`` are inlined for their values, inside a
   ``jax.custom_jvp`` whose rule refuses: the user's derivative rule would run the function's
   keyless draws again, outside the pass, so it cannot be kept, and differentiating the inlined

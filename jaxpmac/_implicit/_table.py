@@ -8,8 +8,8 @@ are filled by sweeps over the rows, never by recursion with hidden state:
   jaxpr), which of its sub-jaxprs (param order; ``while``: 0 cond, 1 body), and the position.
 * ``kind``: ``draw`` (``draw_p``), ``loop`` (``scan``, ``while``: a dynamic uid per iteration),
   ``transparent`` (``cond``, ``jit``, ``custom_jvp_call``, ``custom_vjp_call``, ``checkpoint``,
-  ``closed_call``: no structure of their own, see below), ``plain`` (no sub-jaxpr), ``unknown``
-  (any other primitive with a sub-jaxpr).
+  ``closed_call``, ``shard_map``: no structure of their own, see below), ``plain`` (no
+  sub-jaxpr), ``unknown`` (any other primitive with a sub-jaxpr).
 * ``uses_randomness``: bottom-up (reverse pre-order): a draw, or a row with such a descendant.
 * ``scope``: the loop sub-jaxpr a row belongs to, ``(loop row, sub)``, ``(-1, 0)`` at top level;
   transparent containers are looked through.
@@ -22,6 +22,9 @@ are filled by sweeps over the rows, never by recursion with hidden state:
   does a loop holding only named draws): its static words are ``(NAMED_SITE_LABEL, name)``
   wherever it is, so other draws cannot move it, and it moves none of them. Two draws of one
   name are an error.
+
+* ``shard_axes``: a draw in a ``shard_map`` (or ``pmap``) body: the manual axes over which
+  its shards draw their windows of the global draw (:func:`shard_axes`).
 
 Transparent containers are looked through because JAX itself treats them as the same program:
 ``vmap`` with a batched predicate inlines both branches of a ``cond`` (then ``select``\\ s), and
