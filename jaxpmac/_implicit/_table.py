@@ -285,8 +285,9 @@ def shard_axes(eqns, parent, sub, index, uses, row_of_eqn) -> dict:
     the ``pvary`` casts its value (or a value computed from it) meets, and of the ``out_specs``
     of the outputs it reaches; over every other manual axis it is replicated. Without
     ``check_vma`` (``pmap``) there are no such types and a draw varies over all manual axes.
-    A keyed draw (``keyed_by``) does not vary over the axes its uid varies over: the uid tells
-    the shards apart, as it does vmap lanes. Data flow into sub-jaxprs is followed
+    A keyed draw (``keyed_by``) does not vary over the axes its uid varies over (by its type,
+    or by data flow from the inputs the in_specs shard): the uid tells the shards apart, as it
+    does vmap lanes. Data flow into sub-jaxprs is followed
     conservatively (every input of a sub-jaxpr depends on every operand of its equation)."""
     found = {}
     for row, eqn in enumerate(eqns):
@@ -312,11 +313,13 @@ def shard_axes(eqns, parent, sub, index, uses, row_of_eqn) -> dict:
         else:
             _collect_draws(body, row_of_eqn, draws, manual)
         _leading_axes(body, row_of_eqn, params["out_specs"], leading)
+        inputs_axes = _axes_from_inputs(body, params["in_specs"])
         for draw_row, axes in draws.items():
             axes = set(axes) & manual
             draw_params = eqns[draw_row].params
             if draw_params["keyed"]:
-                axes -= _varying(eqns[draw_row].invars[-2])
+                uid = eqns[draw_row].invars[-2]
+                axes -= _varying(uid) | inputs_axes.get(uid, set())
             if axes and not has_offset(draw_params["sampler"]):
                 raise NotImplementedError(
                     f"jaxpmac.randomized: jaxpmac.rand.{draw_params['sampler']} at equation path "
@@ -370,6 +373,37 @@ def _spec_axes(spec) -> set:
             continue
         names |= set(entry) if isinstance(entry, (tuple, list)) else {entry}
     return names
+
+
+def _axes_from_inputs(body, in_specs) -> dict:
+    """var -> the manual axes its value varies over by data flow from the body's inputs (the
+    axes their in_specs name) and ``axis_index``: JAX's types where it keeps none (``pmap``).
+    Conservative through sub-jaxprs, like :func:`_taint`."""
+    def axes_of(eqn) -> set:
+        if eqn.primitive.name != "axis_index":
+            return set()
+        names = eqn.params.get("axis_name", ())
+        return set(names) if isinstance(names, (tuple, list)) else {names}
+
+    def walk(jaxpr, flow: dict) -> set:
+        seen = set()
+        for eqn in jaxpr.eqns:
+            a = axes_of(eqn)
+            for v in eqn.invars:
+                if not isinstance(v, jex.Literal):
+                    a |= flow.get(v, set())
+            for _, _, sub_jaxpr in sub_jaxprs(eqn.params):
+                inner = open_jaxpr(sub_jaxpr)
+                flow.update({v: set(a) for v in inner.invars})
+                a |= walk(inner, flow)
+            for v in eqn.outvars:
+                flow[v] = a
+            seen |= a
+        return seen
+
+    flow = {v: _spec_axes(spec) for v, spec in zip(body.invars, in_specs)}
+    walk(body, flow)
+    return flow
 
 
 def _leading_axes(body, row_of_eqn, out_specs, leading: dict) -> None:

@@ -66,13 +66,16 @@ CHILD = textwrap.dedent("""
     (xs,) = sharded(X)
     model = jp.randomized(smap(noisy))
     ids, = sharded(IDS)
-    # At every device count: the data-parallel layout, pmap and keyed per-example noise.
+    # At every device count: the data-parallel layout, pmap and keyed per-example noise
+    # (keyed by the global ids: no window over the axes the ids vary over).
     checked("data_parallel_jit", lambda: same(jax.jit(model)(key, xs), ref))
     checked("pmap", lambda: same(jax.jit(jp.randomized(jax.pmap(noisy)))(
         key, X.reshape(n, 16 // n, 3)).reshape(16, 3), ref))
+    keyed_ref = jax.jit(jp.randomized(keyed))(key, X, IDS)
     checked("keyed_vmap_in_body", lambda: same(
-        jax.jit(jp.randomized(smap(keyed, (P("x"), P("x")))))(key, xs, ids),
-        jax.jit(jp.randomized(keyed))(key, X, IDS)))
+        jax.jit(jp.randomized(smap(keyed, (P("x"), P("x")))))(key, xs, ids), keyed_ref))
+    checked("keyed_vmap_in_pmap", lambda: same(jax.jit(jp.randomized(jax.pmap(keyed)))(
+        key, X.reshape(n, 16 // n, 3), IDS.reshape(n, 16 // n)).reshape(16, 3), keyed_ref))
 
     if n == 8:                          # the rest, once
         checked("data_parallel_eager", lambda: same(model(key, xs), ref))
@@ -108,7 +111,7 @@ def report(request):
     return run_child_with_host_devices(CHILD, devices=request.param, timeout=600)
 
 
-CHECKS = ("data_parallel_jit", "pmap", "keyed_vmap_in_body")
+CHECKS = ("data_parallel_jit", "pmap", "keyed_vmap_in_body", "keyed_vmap_in_pmap")
 
 
 @pytest.mark.parametrize("check", CHECKS)
