@@ -203,7 +203,7 @@ def build(jaxpr) -> Table:
                 f"'{eqns[row].primitive.name}' (equation path {_path(parent, sub, index, row)}): "
                 "its sub-jaxpr draws random numbers, and the pass knows no rule giving its "
                 "draws distinct states. Supported: scan, while_loop, fori_loop, map, cond, "
-                "switch, jit, checkpoint, custom_jvp, custom_vjp (and vmap).")
+                "switch, jit, checkpoint, custom_jvp, custom_vjp, shard_map, pmap (and vmap).")
         p = parent[row]
         if p == -1:
             continue

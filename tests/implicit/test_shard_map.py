@@ -16,8 +16,14 @@ from __future__ import annotations
 
 import textwrap
 
+import jax
+import jax.numpy as jnp
+import numpy as np
 import pytest
 from conftest import run_child_with_host_devices
+from jax.sharding import PartitionSpec as P
+
+import jaxpmac as jp
 
 CHILD = textwrap.dedent("""
     import json
@@ -160,3 +166,31 @@ def test_a_draw_both_varying_and_returned_replicated_is_an_error(report):
     error = _on_8(report)["varying_and_replicated"]
     assert error.startswith("ValueError: jaxpmac.randomized"), error
     assert "replicated" in error, error
+
+
+# -- in this process, on a one-device mesh ------------------------------------------------------
+
+def _one_device_mesh(*names):
+    return jax.sharding.Mesh(np.array(jax.devices()[:1]).reshape((1,) * len(names)), names)
+
+
+def test_shard_map_is_looked_through_for_the_sites():
+    """A draw's site (its bits, its static words) is the same with or without shard_map."""
+    def body(x):
+        return x + jp.rand.normal(x.shape) * jp.rand.uniform(x.shape)
+
+    mesh = _one_device_mesh("x")
+    mapped = jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P("x"))
+    x = jnp.zeros((4, 2))
+    assert ([(s.bits, s.static_words) for s in jp.draw_sites(mapped, x)]
+            == [(s.bits, s.static_words) for s in jp.draw_sites(body, x)])
+
+
+def test_a_drawing_shard_map_inside_another_is_an_error():
+    mesh = _one_device_mesh("x", "y")
+    inner = jax.shard_map(lambda x: x + jp.rand.normal(x.shape), in_specs=P("y"),
+                          out_specs=P("y"), axis_names={"y"})     # the outer's mesh
+    outer = jax.shard_map(inner, mesh=mesh, in_specs=P("x"), out_specs=P("x"),
+                          axis_names={"x"})
+    with pytest.raises(NotImplementedError, match="inside another shard_map"):
+        jp.randomized(outer)(jp.key(0), jnp.zeros((4, 2)))
