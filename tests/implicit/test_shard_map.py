@@ -89,7 +89,11 @@ CHILD = textwrap.dedent("""
             jax.jit(jp.randomized(smap(noisy, P(), P())))(key, X), ref))
         checked("scan_in_body", lambda: same(jax.jit(jp.randomized(smap(scanned)))(key, xs),
                                              jax.jit(jp.randomized(scanned))(key, X)))
-        checked("check_streams", lambda: [f.kind for f in jp.check_streams(model, key, xs)])
+        checked("check_streams", lambda: [f.kind for f in jp.check_streams(model, key, xs)] + [
+            f.kind for f in jp.check_streams(jp.randomized(smap(scanned)), key, xs)] + [
+            f.kind for f in jp.check_streams(jp.randomized(smap(scanned, P(), P())), key, X)] + [
+            f.kind for f in jp.check_streams(jp.randomized(jax.pmap(noisy)), key,
+                                             X.reshape(8, 2, 3))])
         mesh2 = jax.make_mesh((4, 2), ("x", "y"))
         for spec in ("x", ("x", "y"), ("y", "x")):
             (x2,) = sharded(X, spec=P(spec), on=mesh2)
@@ -142,6 +146,7 @@ def test_eager_replicated_and_scan_in_the_body(report, check):
 
 
 def test_check_streams_finds_nothing(report):
+    """Data-parallel, a scan in the body (sharded and replicated), pmap: no false alarm."""
     assert _on_8(report)["check_streams"] == [], report["check_streams"]
 
 
