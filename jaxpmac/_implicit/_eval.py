@@ -142,7 +142,7 @@ class Evaluator:
 
         axes = self.table.shard_axes.get(row, ())
         # Inside a shard_map: this shard's window of the global draw (its linear position over
-        # the axes the draw varies over, in mesh order, times the local size).
+        # the axes the draw varies over, in the order the table gives, times the local size).
         window = None
         if axes:
             shard = lax.axis_index(axes if len(axes) > 1 else axes[0])
