@@ -148,7 +148,7 @@ class Evaluator:
             shard = lax.axis_index(axes if len(axes) > 1 else axes[0])
             window = shard.astype(jnp.uint32) * jnp.uint32(math.prod(params["base_shape"]))
 
-        def one(lane_uids, *arrays):
+        def one(lane_uids, *arrays, shape_and_window=None):
             if params["keyed"]:
                 *arrays, uid = arrays
                 words = (uid, lane_uids) if n_lanes else (uid,)
@@ -156,11 +156,16 @@ class Evaluator:
                 words = (lane_uids,) if n_lanes else ()
             state = site.split(*words, *loops)
             kwargs = draw.split_kwargs(params["static"], params["operand_names"], arrays)
-            if window is not None:
+            if shape_and_window is not None:     # a run of a laid-out draw
+                kwargs["shape"], start = shape_and_window
+                kwargs["offset"] = start + jnp.asarray(kwargs.get("offset", 0), jnp.uint32)
+            elif window is not None:
                 kwargs["offset"] = window + jnp.asarray(kwargs.get("offset", 0), jnp.uint32)
             with _stream_marks.at_site(where):
                 return explicit(state, **kwargs)
 
+        if batch_ndim == 0 and row in self.table.shard_layouts:
+            return self.draw_laid_out(row, one, uids, operands)
         if batch_ndim == 0:
             return one(uids, *operands)
         batch_shape = uids.shape[:batch_ndim]
@@ -168,6 +173,49 @@ class Evaluator:
         flat = [x.reshape((size,) + x.shape[batch_ndim:]) for x in (uids, *operands)]
         out = jax.vmap(one)(*flat)
         return out.reshape(batch_shape + out.shape[1:])
+
+    def draw_laid_out(self, row, one, uids, operands):
+        """A draw laid out as an output whose out_specs shard dimensions ``d`` over axes: its
+        elements are those of the global draw (each sharded dimension ``k_d`` times longer) at
+        the global indices of this shard's block. The block is contiguous in the global stream
+        from the last sharded dimension on, so it is drawn in such runs, each at its offset."""
+        eqn = self.table.eqns[row]
+        params = eqn.params
+        layout = self.table.shard_layouts[row]
+        mesh = self._mesh_of(row)
+        local = tuple(params["base_shape"])
+        sizes = [math.prod(mesh.shape[a] for a in axes) for axes in layout]
+        glob = [n * k for n, k in zip(local, sizes)]
+        last = max(d for d, axes in enumerate(layout) if axes)
+        strides = [math.prod(glob[d + 1:]) for d in range(len(glob))]
+        offset = jnp.uint32(0)
+        for d, axes in enumerate(layout):
+            if axes:
+                position = lax.axis_index(axes if len(axes) > 1 else axes[0])
+                offset = offset + position.astype(jnp.uint32) * jnp.uint32(local[d] * strides[d])
+        # The runs' first elements: every index of the dimensions before ``last``.
+        grid = jnp.indices(local[:last], dtype=jnp.uint32).reshape(last, -1)
+        starts = offset + sum((grid[d] * jnp.uint32(strides[d]) for d in range(last)),
+                              jnp.uint32(0))
+        run_shape = local[last:]
+        names = params["operand_names"]
+        shaped = [jnp.broadcast_to(x, local).reshape((-1,) + run_shape)
+                  if name != "offset" else x for name, x in zip(names, operands)]
+        axes_in = [0 if name != "offset" else None for name in names]
+        static = dict(params["static"])
+        static["shape"] = run_shape
+
+        def run(start, *arrays):
+            return one(uids, *arrays, shape_and_window=(run_shape, start))
+
+        out = jax.vmap(run, in_axes=(0, *axes_in))(starts.reshape(-1), *shaped)
+        return out.reshape(local)
+
+    def _mesh_of(self, row):
+        above = int(self.table.parent[row])
+        while self.table.eqns[above].primitive.name != tbl.SHARD_MAP:
+            above = int(self.table.parent[above])
+        return self.table.eqns[above].params["mesh"]
 
     def site_description(self, row, eqn) -> str:
         """Where a keyless draw is, for check_streams: its line and its site's path."""

@@ -112,6 +112,7 @@ class Table:
     names: list                # draws: their name= (None: unnamed); others None
     keyed_loops: dict          # keyed draws: the enclosing loop rows their uid varies with
     shard_axes: dict           # draws in a shard_map: the manual axes they vary over
+    shard_layouts: dict        # of those, the ones laid out as an output: its spec, per dim
 
     def static_words(self, row: int) -> tuple:
         """The static words of draw ``row``'s site."""
@@ -245,9 +246,9 @@ def build(jaxpr) -> Table:
     row_of = {(int(parent[r]), int(sub[r]), int(index[r])): r for r in range(n)}
     row_of_eqn = {id(eqn): row for row, eqn in enumerate(eqns)}
     keyed_loops = _keyed_loops(jaxpr, row_of_eqn)
-    shard = shard_axes(eqns, parent, sub, index, uses, row_of_eqn)
+    shard, layouts = shard_axes(eqns, parent, sub, index, uses, row_of_eqn)
     return Table(eqns, parent, sub, index, kind, uses, scope_loop, scope_sub, bits, scope_bits,
-                 row_of, names, keyed_loops, shard)
+                 row_of, names, keyed_loops, shard, layouts)
 
 
 def _keyed_loops(jaxpr, row_of_eqn: dict) -> dict:
@@ -277,9 +278,11 @@ def _keyed_loops(jaxpr, row_of_eqn: dict) -> dict:
     return found
 
 
-def shard_axes(eqns, parent, sub, index, uses, row_of_eqn) -> dict:
+def shard_axes(eqns, parent, sub, index, uses, row_of_eqn) -> tuple[dict, dict]:
     """For each draw inside a ``shard_map`` body: the manual mesh axes it varies over, in the
-    mesh's axis order (docs/implicit.md, "shard_map and pmap").
+    mesh's axis order (docs/implicit.md, "shard_map and pmap"); and for each such draw (not
+    under a vmap) whose value reaches an output of its own shape whose out_specs name exactly
+    those axes: that spec, one tuple of axes per dimension of the draw (its layout).
 
     Under ``check_vma`` JAX's types say which shards must agree: a draw varies over the axes of
     the ``pvary`` casts its value (or a value computed from it) meets, and of the ``out_specs``
@@ -289,7 +292,7 @@ def shard_axes(eqns, parent, sub, index, uses, row_of_eqn) -> dict:
     or by data flow from the inputs the in_specs shard): the uid tells the shards apart, as it
     does vmap lanes. Data flow into sub-jaxprs is followed
     conservatively (every input of a sub-jaxpr depends on every operand of its equation)."""
-    found = {}
+    found, layouts = {}, {}
     for row, eqn in enumerate(eqns):
         if eqn.primitive.name != SHARD_MAP or not uses[row]:
             continue
@@ -313,6 +316,7 @@ def shard_axes(eqns, parent, sub, index, uses, row_of_eqn) -> dict:
         else:
             _collect_draws(body, row_of_eqn, draws, manual)
         _leading_axes(body, row_of_eqn, params["out_specs"], leading)
+        shaped = _output_layouts(body, row_of_eqn, params["out_specs"])
         inputs_axes = _axes_from_inputs(body, params["in_specs"])
         for draw_row, axes in draws.items():
             axes = set(axes) & manual
@@ -335,6 +339,39 @@ def shard_axes(eqns, parent, sub, index, uses, row_of_eqn) -> dict:
                 found[draw_row] = leading[draw_row]
             else:
                 found[draw_row] = tuple(a for a in order if a in axes)
+            layout = shaped.get(draw_row)
+            # (Sharded on the leading dimension only, the window above is that block already.)
+            if (axes and layout is not None and draw_params["batch_ndim"] == 0
+                    and set().union(*layout) == axes and any(layout[1:])):
+                layouts[draw_row] = layout
+    return found, layouts
+
+
+def _output_layouts(body, row_of_eqn, out_specs) -> dict:
+    """draw row -> the out_specs, one tuple of axes per dimension, of the first output of
+    ``body`` that the draw's value reaches and whose shape is the draw's."""
+    taint = _taint(body, row_of_eqn, {}, on_cast=None)
+    shapes = {}
+
+    def draw_shapes(jaxpr):
+        for eqn in jaxpr.eqns:
+            if eqn.primitive is draw_p:
+                shapes[row_of_eqn[id(eqn)]] = tuple(eqn.outvars[0].aval.shape)
+            for _, _, sub_jaxpr in sub_jaxprs(eqn.params):
+                draw_shapes(open_jaxpr(sub_jaxpr))
+
+    draw_shapes(body)
+    found = {}
+    for v, spec in zip(body.outvars, out_specs):
+        if isinstance(v, jex.Literal) or spec is None:
+            continue
+        shape = tuple(v.aval.shape)
+        entries = tuple(spec) + (None,) * (len(shape) - len(tuple(spec)))
+        per_dim = tuple(() if e is None else tuple(e) if isinstance(e, (tuple, list)) else (e,)
+                        for e in entries)
+        for row in taint.get(v, ()):
+            if shapes.get(row) == shape and any(per_dim):
+                found.setdefault(row, per_dim)
     return found
 
 
