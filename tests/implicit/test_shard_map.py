@@ -77,6 +77,11 @@ CHILD = textwrap.dedent("""
     checked("data_parallel_jit", lambda: same(jax.jit(model)(key, xs), ref))
     checked("pmap", lambda: same(jax.jit(jp.randomized(jax.pmap(noisy)))(
         key, X.reshape(n, 16 // n, 3)).reshape(16, 3), ref))
+    XC = X.T                            # (3, 16): sharded on its columns
+    (xc,) = sharded(XC, spec=P(None, "x"))
+    checked("columns", lambda: same(jax.jit(jp.randomized(smap(noisy, P(None, "x"),
+                                                                P(None, "x"))))(key, xc),
+                                    jax.jit(jp.randomized(noisy))(key, XC)))
     keyed_ref = jax.jit(jp.randomized(keyed))(key, X, IDS)
     checked("keyed_vmap_in_body", lambda: same(
         jax.jit(jp.randomized(smap(keyed, (P("x"), P("x")))))(key, xs, ids), keyed_ref))
@@ -95,10 +100,12 @@ CHILD = textwrap.dedent("""
             f.kind for f in jp.check_streams(jp.randomized(jax.pmap(noisy)), key,
                                              X.reshape(8, 2, 3))])
         mesh2 = jax.make_mesh((4, 2), ("x", "y"))
-        for spec in ("x", ("x", "y"), ("y", "x")):
-            (x2,) = sharded(X, spec=P(spec), on=mesh2)
+        X3 = jnp.arange(16 * 4 * 2, dtype=jnp.float32).reshape(16, 4, 2)
+        ref3 = jax.jit(jp.randomized(noisy))(key, X3)
+        for spec in [P("x"), P(("x", "y")), P(("y", "x")), P("x", "y"), P("y", "x")]:
+            (x2,) = sharded(X3, spec=spec, on=mesh2)
             checked(f"mesh_4x2_{spec}", lambda: same(jax.jit(jp.randomized(
-                smap(noisy, P(spec), P(spec), on=mesh2)))(key, x2), ref))
+                smap(noisy, spec, spec, on=mesh2)))(key, x2), ref3))
         def signs(x):                   # rademacher has no offset=
             return x * jp.rand.rademacher(x.shape)
         checked("no_offset_replicated", lambda: same(
@@ -121,13 +128,14 @@ def report(request):
     return run_child_with_host_devices(CHILD, devices=request.param, timeout=600)
 
 
-CHECKS = ("data_parallel_jit", "pmap", "keyed_vmap_in_body", "keyed_vmap_in_pmap")
+CHECKS = ("data_parallel_jit", "columns", "pmap", "keyed_vmap_in_body", "keyed_vmap_in_pmap")
 
 
 @pytest.mark.parametrize("check", CHECKS)
 def test_values_do_not_depend_on_the_device_count(report, check):
     """Each equals ``jp.randomized`` of the same computation without shard_map (pmap's
-    examples: the rows of the unsharded batch), whatever the number of devices."""
+    examples: the rows of the unsharded batch), whatever the number of devices: sharded on
+    the leading axis, on the columns (``P(None, "x")``), keyed by global ids."""
     assert report[check] is True, report[check]
 
 
@@ -152,10 +160,11 @@ def test_check_streams_finds_nothing(report):
 
 def test_a_2d_mesh_draws_over_the_axes_the_data_varies_over(report):
     """P("x") on a 4x2 mesh: the draws vary over x and are replicated over y; P(("x", "y"))
-    and P(("y", "x")): over both, the shards in the order the out_specs name them."""
+    and P(("y", "x")): over both, the shards in the order the out_specs name them; P("x", "y")
+    and P("y", "x"): blocks of two dimensions."""
     report = _on_8(report)
     results = {k: v for k, v in report.items() if k.startswith("mesh_4x2_")}
-    assert len(results) == 3, results
+    assert len(results) == 5, results
     assert all(v is True for v in results.values()), results
 
 
