@@ -12,6 +12,10 @@ use no randomness are bound as they are (sub-jaxprs included). Random ones:
   (the predicate at iteration ``t`` and the body that follows it both see ``t``);
 * ``cond`` is re-emitted as ``lax.switch`` of interpreted branches; ``jit`` and
   ``checkpoint`` are inlined;
+* ``shard_map`` (and ``pmap``, which JAX traces as one) is re-emitted with ``jax.shard_map``
+  over the interpreted body; a draw in it that varies over manual axes (``Table.shard_axes``)
+  reads its shard's window of the site's stream, ``offset = i * size(local shape)`` at linear
+  shard position ``i``: its block of the global draw (docs/implicit.md, "shard_map and pmap");
 * ``custom_jvp_call`` and ``custom_vjp_call`` are inlined for their values, inside a
   ``jax.custom_jvp`` whose rule refuses: the user's derivative rule would run the function's
   keyless draws again, outside the pass, so it cannot be kept, and differentiating the inlined
@@ -88,6 +92,8 @@ class Evaluator:
             return self.while_loop(row, eqn, invals, loops)
         if name == "cond":
             return self.cond(row, eqn, invals, loops)
+        if name == tbl.SHARD_MAP:
+            return self.shard_map(row, eqn, invals, loops)
         # jit, checkpoint, custom_jvp_call, custom_vjp_call, closed_call: inline the call.
         (param, position, _), = [s for s in tbl.sub_jaxprs(eqn.params)]
         if name in CUSTOM_DERIVATIVES:
@@ -134,7 +140,15 @@ class Evaluator:
             loops = tuple(t for loop, t in zip(self.table.loops_of(row), loops)
                           if loop not in dropped)
 
-        def one(lane_uids, *arrays):
+        axes = self.table.shard_axes.get(row, ())
+        # Inside a shard_map: this shard's window of the global draw (its linear position over
+        # the axes the draw varies over, in the order the table gives, times the local size).
+        window = None
+        if axes:
+            shard = lax.axis_index(axes if len(axes) > 1 else axes[0])
+            window = shard.astype(jnp.uint32) * jnp.uint32(math.prod(params["base_shape"]))
+
+        def one(lane_uids, *arrays, shape_and_window=None):
             if params["keyed"]:
                 *arrays, uid = arrays
                 words = (uid, lane_uids) if n_lanes else (uid,)
@@ -142,9 +156,16 @@ class Evaluator:
                 words = (lane_uids,) if n_lanes else ()
             state = site.split(*words, *loops)
             kwargs = draw.split_kwargs(params["static"], params["operand_names"], arrays)
+            if shape_and_window is not None:     # a run of a laid-out draw
+                kwargs["shape"], start = shape_and_window
+                kwargs["offset"] = start + jnp.asarray(kwargs.get("offset", 0), jnp.uint32)
+            elif window is not None:
+                kwargs["offset"] = window + jnp.asarray(kwargs.get("offset", 0), jnp.uint32)
             with _stream_marks.at_site(where):
                 return explicit(state, **kwargs)
 
+        if batch_ndim == 0 and row in self.table.shard_layouts:
+            return self.draw_laid_out(row, one, uids, operands)
         if batch_ndim == 0:
             return one(uids, *operands)
         batch_shape = uids.shape[:batch_ndim]
@@ -153,6 +174,49 @@ class Evaluator:
         out = jax.vmap(one)(*flat)
         return out.reshape(batch_shape + out.shape[1:])
 
+    def draw_laid_out(self, row, one, uids, operands):
+        """A draw laid out as an output whose out_specs shard dimensions ``d`` over axes: its
+        elements are those of the global draw (each sharded dimension ``k_d`` times longer) at
+        the global indices of this shard's block. The block is contiguous in the global stream
+        from the last sharded dimension on, so it is drawn in such runs, each at its offset."""
+        eqn = self.table.eqns[row]
+        params = eqn.params
+        layout = self.table.shard_layouts[row]
+        mesh = self._mesh_of(row)
+        local = tuple(params["base_shape"])
+        sizes = [math.prod(mesh.shape[a] for a in axes) for axes in layout]
+        glob = [n * k for n, k in zip(local, sizes)]
+        last = max(d for d, axes in enumerate(layout) if axes)
+        strides = [math.prod(glob[d + 1:]) for d in range(len(glob))]
+        offset = jnp.uint32(0)
+        for d, axes in enumerate(layout):
+            if axes:
+                position = lax.axis_index(axes if len(axes) > 1 else axes[0])
+                offset = offset + position.astype(jnp.uint32) * jnp.uint32(local[d] * strides[d])
+        # The runs' first elements: every index of the dimensions before ``last``.
+        grid = jnp.indices(local[:last], dtype=jnp.uint32).reshape(last, -1)
+        starts = offset + sum((grid[d] * jnp.uint32(strides[d]) for d in range(last)),
+                              jnp.uint32(0))
+        run_shape = local[last:]
+        names = params["operand_names"]
+        shaped = [jnp.broadcast_to(x, local).reshape((-1,) + run_shape)
+                  if name != "offset" else x for name, x in zip(names, operands)]
+        axes_in = [0 if name != "offset" else None for name in names]
+        static = dict(params["static"])
+        static["shape"] = run_shape
+
+        def run(start, *arrays):
+            return one(uids, *arrays, shape_and_window=(run_shape, start))
+
+        out = jax.vmap(run, in_axes=(0, *axes_in))(starts.reshape(-1), *shaped)
+        return out.reshape(local)
+
+    def _mesh_of(self, row):
+        above = int(self.table.parent[row])
+        while self.table.eqns[above].primitive.name != tbl.SHARD_MAP:
+            above = int(self.table.parent[above])
+        return self.table.eqns[above].params["mesh"]
+
     def site_description(self, row, eqn) -> str:
         """Where a keyless draw is, for check_streams: its line and its site's path."""
         traceback = eqn.source_info.traceback
@@ -160,6 +224,40 @@ class Evaluator:
         path = "/".join(f"{s}:{i}" for s, i in self.table.path(row))
         return (f"{_stream_marks.user_line(frames)} (jp.rand.{eqn.params['sampler']}, "
                 f"implicit site @{path})")
+
+    def shard_map(self, row, eqn, invals, loops):
+        """``shard_map`` re-emitted over the interpreted body; its draws take their windows
+        (:meth:`draw`). The state and the loop indices are replicated arguments."""
+        params = eqn.params
+        replicated = jax.sharding.PartitionSpec()
+
+        def body(root, operands, inner_loops):
+            outer_root, self.root = self.root, root
+            try:
+                return tuple(self.run_sub(row, "jaxpr", -1, list(operands), tuple(inner_loops)))
+            finally:
+                self.root = outer_root
+
+        mapped = jax.shard_map(
+            body, mesh=params["mesh"],
+            in_specs=(replicated, tuple(params["in_specs"]), tuple(replicated for _ in loops)),
+            out_specs=tuple(params["out_specs"]), axis_names=params["newly_manual_axes"],
+            check_vma=params["check_vma"])
+        # Under jit, as pmap's own call is: the operands are placed as in_specs say.
+        try:
+            return list(jax.jit(mapped)(self.root, tuple(invals), tuple(loops)))
+        except ValueError as error:
+            if "out_specs" not in str(error) or not params["check_vma"]:
+                raise
+            where = "/".join(f"{s}:{i}" for s, i in self.table.path(row))
+            raise ValueError(
+                f"jaxpmac.randomized: a keyless draw in the shard_map at equation path {where} "
+                "varies over mesh axes (its value meets values that vary over them, or an "
+                "out_specs entry that names them: each shard draws its own window), but a value "
+                "computed from it is also returned under out_specs that say it is replicated "
+                "over those axes. Return only the varying values, or draw the replicated "
+                "values separately (a draw that meets only replicated values is the same on "
+                f"every shard). JAX's error: {error}") from error
 
     def scan(self, row, eqn, invals, loops):
         n_consts, n_carry = _jax_compat.scan_layout(eqn.params)
@@ -206,6 +304,14 @@ class Evaluator:
 
 def bind(eqn, invals):
     params = eqn.primitive.get_bind_params(eqn.params)
+    if eqn.primitive.name in tbl.VARYING_CASTS and "axes" in params:
+        # A draw under shard_map may now vary over axes JAX typed it invariant over (the pass
+        # gives each shard its window): cast only over the axes the value does not vary over.
+        varying = tbl.varying_value(invals[0])
+        missing = tuple(a for a in params["axes"] if a not in varying)
+        if not missing:
+            return list(invals)
+        params = dict(params, axes=missing)
     with eqn.ctx.manager:
         out = eqn.primitive.bind(*invals, **params)
     return out if eqn.primitive.multiple_results else [out]

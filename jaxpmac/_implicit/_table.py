@@ -8,8 +8,8 @@ are filled by sweeps over the rows, never by recursion with hidden state:
   jaxpr), which of its sub-jaxprs (param order; ``while``: 0 cond, 1 body), and the position.
 * ``kind``: ``draw`` (``draw_p``), ``loop`` (``scan``, ``while``: a dynamic uid per iteration),
   ``transparent`` (``cond``, ``jit``, ``custom_jvp_call``, ``custom_vjp_call``, ``checkpoint``,
-  ``closed_call``: no structure of their own, see below), ``plain`` (no sub-jaxpr), ``unknown``
-  (any other primitive with a sub-jaxpr).
+  ``closed_call``, ``shard_map``: no structure of their own, see below), ``plain`` (no
+  sub-jaxpr), ``unknown`` (any other primitive with a sub-jaxpr).
 * ``uses_randomness``: bottom-up (reverse pre-order): a draw, or a row with such a descendant.
 * ``scope``: the loop sub-jaxpr a row belongs to, ``(loop row, sub)``, ``(-1, 0)`` at top level;
   transparent containers are looked through.
@@ -23,6 +23,9 @@ are filled by sweeps over the rows, never by recursion with hidden state:
   wherever it is, so other draws cannot move it, and it moves none of them. Two draws of one
   name are an error.
 
+* ``shard_axes``: a draw in a ``shard_map`` (or ``pmap``) body: the manual axes over which
+  its shards draw their windows of the global draw (:func:`shard_axes`).
+
 Transparent containers are looked through because JAX itself treats them as the same program:
 ``vmap`` with a batched predicate inlines both branches of a ``cond`` (then ``select``\\ s), and
 ``jit``, ``checkpoint`` and custom derivatives do not change what a function computes. So a draw
@@ -34,17 +37,24 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 
+import jax
 import numpy as np
 from jax.extend import core as jex
 
-from jaxpmac._implicit._draw import draw_p
+from jaxpmac._implicit._draw import draw_p, sampler
 from jaxpmac._interop import _jax_compat
 
 LOOPS = frozenset({"scan", "while"})
 TRANSPARENT = frozenset({"cond", "jit", "pjit", "custom_jvp_call", "custom_vjp_call",
                          "custom_vjp_call_jaxpr", "remat2", "checkpoint", "remat",
-                         "closed_call", "core_call"})
+                         "closed_call", "core_call", "shard_map"})
+#: ``shard_map`` (and ``pmap``, which jax traces as a ``shard_map``): transparent for the sites,
+#: re-emitted by the evaluator with each draw's window of the stream (see :func:`shard_axes`).
+SHARD_MAP = "shard_map"
+#: The primitives by which JAX marks an invariant value as varying over manual axes.
+VARYING_CASTS = frozenset({"pvary", "pcast"})
 KINDS = ("plain", "draw", "loop", "transparent", "unknown")
 MAX_INT_BITS = 63      # longer bit strings are spelled as a str label
 #: The first static word of a named draw's site; its name is the second.
@@ -101,6 +111,8 @@ class Table:
     row_of: dict               # (parent, sub, index) -> row
     names: list                # draws: their name= (None: unnamed); others None
     keyed_loops: dict          # keyed draws: the enclosing loop rows their uid varies with
+    shard_axes: dict           # draws in a shard_map: the manual axes they vary over
+    shard_layouts: dict        # of those, the ones laid out as an output: its spec, per dim
 
     def static_words(self, row: int) -> tuple:
         """The static words of draw ``row``'s site."""
@@ -192,7 +204,7 @@ def build(jaxpr) -> Table:
                 f"'{eqns[row].primitive.name}' (equation path {_path(parent, sub, index, row)}): "
                 "its sub-jaxpr draws random numbers, and the pass knows no rule giving its "
                 "draws distinct states. Supported: scan, while_loop, fori_loop, map, cond, "
-                "switch, jit, checkpoint, custom_jvp, custom_vjp (and vmap).")
+                "switch, jit, checkpoint, custom_jvp, custom_vjp, shard_map, pmap (and vmap).")
         p = parent[row]
         if p == -1:
             continue
@@ -232,9 +244,11 @@ def build(jaxpr) -> Table:
             for s, suffix in zip(subs, halving(len(subs))):
                 scope_bits[(row, s)] = bits[row] + suffix
     row_of = {(int(parent[r]), int(sub[r]), int(index[r])): r for r in range(n)}
-    keyed_loops = _keyed_loops(jaxpr, {id(eqn): row for row, eqn in enumerate(eqns)})
+    row_of_eqn = {id(eqn): row for row, eqn in enumerate(eqns)}
+    keyed_loops = _keyed_loops(jaxpr, row_of_eqn)
+    shard, layouts = shard_axes(eqns, parent, sub, index, uses, row_of_eqn)
     return Table(eqns, parent, sub, index, kind, uses, scope_loop, scope_sub, bits, scope_bits,
-                 row_of, names, keyed_loops)
+                 row_of, names, keyed_loops, shard, layouts)
 
 
 def _keyed_loops(jaxpr, row_of_eqn: dict) -> dict:
@@ -262,6 +276,231 @@ def _keyed_loops(jaxpr, row_of_eqn: dict) -> dict:
                 varies[v] = of(eqn.invars)
     walk(jaxpr, {})
     return found
+
+
+def shard_axes(eqns, parent, sub, index, uses, row_of_eqn) -> tuple[dict, dict]:
+    """For each draw inside a ``shard_map`` body: the manual mesh axes it varies over, in the
+    mesh's axis order (docs/implicit.md, "shard_map and pmap"); and for each such draw (not
+    under a vmap) whose value reaches an output of its own shape whose out_specs name exactly
+    those axes: that spec, one tuple of axes per dimension of the draw (its layout).
+
+    Under ``check_vma`` JAX's types say which shards must agree: a draw varies over the axes of
+    the ``pvary`` casts its value (or a value computed from it) meets, and of the ``out_specs``
+    of the outputs it reaches; over every other manual axis it is replicated. Without
+    ``check_vma`` (``pmap``) there are no such types and a draw varies over all manual axes.
+    A keyed draw (``keyed_by``) does not vary over the axes its uid varies over (by its type,
+    or by data flow from the inputs the in_specs shard): the uid tells the shards apart, as it
+    does vmap lanes. Data flow into sub-jaxprs is followed
+    conservatively (every input of a sub-jaxpr depends on every operand of its equation)."""
+    found, layouts = {}, {}
+    for row, eqn in enumerate(eqns):
+        if eqn.primitive.name != SHARD_MAP or not uses[row]:
+            continue
+        above = int(parent[row])
+        while above != -1:
+            if eqns[above].primitive.name == SHARD_MAP:
+                raise NotImplementedError(
+                    f"jaxpmac.randomized: a shard_map that draws keyless random numbers (equation "
+                    f"path {_path(parent, sub, index, row)}) inside another shard_map "
+                    f"({_path(parent, sub, index, above)}) is not supported; draw in the outer "
+                    "shard_map and pass the values in, or use one shard_map over both axes.")
+            above = int(parent[above])
+        params = eqn.params
+        order = tuple(params["mesh"].axis_names)
+        manual = frozenset(params.get("newly_manual_axes") or params.get("axis_names") or order)
+        body = open_jaxpr(params["jaxpr"])
+        draws: dict[int, set] = {}
+        leading: dict[int, tuple] = {}
+        if params.get("check_vma", True):
+            _vary_by_casts(body, row_of_eqn, params["out_specs"], draws)
+        else:
+            _collect_draws(body, row_of_eqn, draws, manual)
+        _leading_axes(body, row_of_eqn, params["out_specs"], leading)
+        shaped = _output_layouts(body, row_of_eqn, params["out_specs"])
+        inputs_axes = _axes_from_inputs(body, params["in_specs"])
+        for draw_row, axes in draws.items():
+            axes = set(axes) & manual
+            draw_params = eqns[draw_row].params
+            if draw_params["keyed"]:
+                uid = eqns[draw_row].invars[-2]
+                axes -= _varying(uid) | inputs_axes.get(uid, set())
+            if axes and not has_offset(draw_params["sampler"]):
+                raise NotImplementedError(
+                    f"jaxpmac.randomized: jaxpmac.rand.{draw_params['sampler']} at equation path "
+                    f"{_path(parent, sub, index, draw_row)} draws inside a shard_map (or pmap) "
+                    f"and varies over its axes {sorted(axes)}, but its sampler has no offset= "
+                    "argument, which gives each shard its own window of the global draw. Draw "
+                    "it outside the shard_map and pass the values in (sharded), use a sampler "
+                    "with offset= (normal, uniform, bernoulli, randint, bits, exponential, ...), "
+                    "or draw explicitly from state.split(jax.lax.axis_index(axis)).")
+            # The shards' order: that of the leading entry of an output's out_specs the draw
+            # reaches, where it names these axes (P(("y", "x"))); else the mesh's.
+            if axes and set(leading.get(draw_row, ())) == axes:
+                found[draw_row] = leading[draw_row]
+            else:
+                found[draw_row] = tuple(a for a in order if a in axes)
+            layout = shaped.get(draw_row)
+            # (Sharded on the leading dimension only, the window above is that block already.)
+            if (axes and layout is not None and draw_params["batch_ndim"] == 0
+                    and set().union(*layout) == axes and any(layout[1:])):
+                layouts[draw_row] = layout
+    return found, layouts
+
+
+def _output_layouts(body, row_of_eqn, out_specs) -> dict:
+    """draw row -> the out_specs, one tuple of axes per dimension, of the first output of
+    ``body`` that the draw's value reaches and whose shape is the draw's."""
+    taint = _taint(body, row_of_eqn, {}, on_cast=None)
+    shapes = {}
+
+    def draw_shapes(jaxpr):
+        for eqn in jaxpr.eqns:
+            if eqn.primitive is draw_p:
+                shapes[row_of_eqn[id(eqn)]] = tuple(eqn.outvars[0].aval.shape)
+            for _, _, sub_jaxpr in sub_jaxprs(eqn.params):
+                draw_shapes(open_jaxpr(sub_jaxpr))
+
+    draw_shapes(body)
+    found = {}
+    for v, spec in zip(body.outvars, out_specs):
+        if isinstance(v, jex.Literal) or spec is None:
+            continue
+        shape = tuple(v.aval.shape)
+        entries = tuple(spec) + (None,) * (len(shape) - len(tuple(spec)))
+        per_dim = tuple(() if e is None else tuple(e) if isinstance(e, (tuple, list)) else (e,)
+                        for e in entries)
+        for row in taint.get(v, ()):
+            if shapes.get(row) == shape and any(per_dim):
+                found.setdefault(row, per_dim)
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def has_offset(sampler_name: str) -> bool:
+    """Whether the explicit sampler takes ``offset=`` (a window of its stream)."""
+    return "offset" in inspect.signature(sampler(sampler_name)).parameters
+
+
+def _varying(v) -> frozenset:
+    """The manual axes JAX's type says the value of ``v`` varies over (empty if it does not
+    say: no ``check_vma``, or a jax that spells it otherwise)."""
+    manual_type = getattr(getattr(v, "aval", None), "manual_axis_type", None)
+    return frozenset(getattr(manual_type, "varying", None) or ())
+
+
+def varying_value(x) -> frozenset:
+    """The manual axes a traced value varies over, by its type (empty where JAX does not say)."""
+    manual_type = getattr(jax.typeof(x), "manual_axis_type", None)
+    return frozenset(getattr(manual_type, "varying", None) or ())
+
+
+def _collect_draws(jaxpr, row_of_eqn, draws: dict, axes) -> None:
+    for eqn in jaxpr.eqns:
+        if eqn.primitive is draw_p:
+            draws[row_of_eqn[id(eqn)]] = set(axes)
+        for _, _, sub_jaxpr in sub_jaxprs(eqn.params):
+            _collect_draws(open_jaxpr(sub_jaxpr), row_of_eqn, draws, axes)
+
+
+def _spec_axes(spec) -> set:
+    """The mesh axis names a ``PartitionSpec`` mentions."""
+    names = set()
+    for entry in (spec or ()):
+        if entry is None:
+            continue
+        names |= set(entry) if isinstance(entry, (tuple, list)) else {entry}
+    return names
+
+
+def _axes_from_inputs(body, in_specs) -> dict:
+    """var -> the manual axes its value varies over by data flow from the body's inputs (the
+    axes their in_specs name) and ``axis_index``: JAX's types where it keeps none (``pmap``).
+    Conservative through sub-jaxprs, like :func:`_taint`."""
+    def axes_of(eqn) -> set:
+        if eqn.primitive.name != "axis_index":
+            return set()
+        names = eqn.params.get("axis_name", ())
+        return set(names) if isinstance(names, (tuple, list)) else {names}
+
+    def walk(jaxpr, flow: dict) -> set:
+        seen = set()
+        for eqn in jaxpr.eqns:
+            a = axes_of(eqn)
+            for v in eqn.invars:
+                if not isinstance(v, jex.Literal):
+                    a |= flow.get(v, set())
+            for _, _, sub_jaxpr in sub_jaxprs(eqn.params):
+                inner = open_jaxpr(sub_jaxpr)
+                flow.update({v: set(a) for v in inner.invars})
+                a |= walk(inner, flow)
+            for v in eqn.outvars:
+                flow[v] = a
+            seen |= a
+        return seen
+
+    flow = {v: _spec_axes(spec) for v, spec in zip(body.invars, in_specs)}
+    walk(body, flow)
+    return flow
+
+
+def _leading_axes(body, row_of_eqn, out_specs, leading: dict) -> None:
+    """``leading[row]``: the axes, in order, of the leading entry of the out_specs of the first
+    output draw ``row``'s value reaches (where that entry names any)."""
+    draws: dict = {}
+    taint = _taint(body, row_of_eqn, draws, on_cast=None)
+    for v, spec in zip(body.outvars, out_specs):
+        entry = tuple(spec)[0] if spec is not None and len(tuple(spec)) else None
+        if isinstance(v, jex.Literal) or entry is None:
+            continue
+        entry = tuple(entry) if isinstance(entry, (tuple, list)) else (entry,)
+        for row in taint.get(v, ()):
+            leading.setdefault(row, entry)
+
+
+def _taint(body, row_of_eqn, draws: dict, on_cast) -> dict:
+    """var -> the draw rows its value depends on, through ``body`` and, conservatively, its
+    sub-jaxprs; ``draws`` gets every draw row; ``on_cast(axes, rows)`` is called for each
+    varying cast."""
+    def walk(jaxpr, taint: dict) -> set:
+        seen = set()
+        for eqn in jaxpr.eqns:
+            t = set()
+            for v in eqn.invars:
+                if not isinstance(v, jex.Literal):
+                    t |= taint.get(v, set())
+            if eqn.primitive is draw_p:
+                row = row_of_eqn[id(eqn)]
+                draws.setdefault(row, set())
+                t.add(row)
+            if eqn.primitive.name in VARYING_CASTS and on_cast is not None:
+                axes = eqn.params.get("axes", eqn.params.get("axis_name", ()))
+                axes = set(axes) if isinstance(axes, (tuple, list, frozenset, set)) else {axes}
+                on_cast(axes, t)
+            for _, _, sub_jaxpr in sub_jaxprs(eqn.params):
+                inner = open_jaxpr(sub_jaxpr)
+                t |= walk(inner, {v: set(t) for v in inner.invars})
+            for v in eqn.outvars:
+                taint[v] = t
+            seen |= t
+        return seen
+
+    taint: dict = {}
+    walk(body, taint)
+    return taint
+
+
+def _vary_by_casts(body, row_of_eqn, out_specs, draws: dict) -> None:
+    """``draws[row]``: the axes of the varying casts and out_specs that draw ``row``'s value
+    reaches in ``body`` (see :func:`shard_axes`)."""
+    def on_cast(axes, rows):
+        for row in rows:
+            draws[row] |= axes
+
+    taint = _taint(body, row_of_eqn, draws, on_cast)
+    for v, spec in zip(body.outvars, out_specs):
+        if not isinstance(v, jex.Literal):
+            for row in taint.get(v, ()):
+                draws[row] |= _spec_axes(spec)
 
 
 def loops_varied(varies: dict, values) -> set:

@@ -186,6 +186,13 @@ def _uniform_impl(state, more, minval, maxval, *, shape, dtype, precise):
 UNIFORM_DOMAIN = (_domains.ordered("minval", "maxval", strict=False),)
 
 
+def _real_bound(value, *, name: str, dtype):
+    if _inputs.is_traced(value):
+        return _sampler_args.real_param(value, name=name, dtype=dtype)
+    with jax.ensure_compile_time_eval():
+        return _sampler_args.real_param(value, name=name, dtype=dtype)
+
+
 @sampler
 def uniform(state, shape=(), dtype=None, minval=0.0, maxval=1.0, *, precise=False, offset=0):
     """Uniform floats in ``[minval, maxval)``, like ``jax.random.uniform``.
@@ -236,10 +243,11 @@ def uniform(state, shape=(), dtype=None, minval=0.0, maxval=1.0, *, precise=Fals
     _domains.check("uniform", UNIFORM_DOMAIN, minval=minval, maxval=maxval)
     dtype = _sampler_args.float_dtype(dtype, name="uniform")
     # Converted where concrete even under an outer jit, so concrete scalar bounds (the
-    # default) can take the static-bounds path below.
-    with jax.ensure_compile_time_eval():
-        minval = _sampler_args.real_param(minval, name="uniform minval", dtype=dtype)
-        maxval = _sampler_args.real_param(maxval, name="uniform maxval", dtype=dtype)
+    # default) can take the static-bounds path below. A traced bound is staged as it is: under
+    # jit(shard_map) its conversion's constants must be cast to vary as it does, which JAX
+    # cannot do while it evaluates constants eagerly.
+    minval = _real_bound(minval, name="uniform minval", dtype=dtype)
+    maxval = _real_bound(maxval, name="uniform maxval", dtype=dtype)
     shape = _sampler_args.output_shape(shape, [minval, maxval], name="uniform")
     if not isinstance(precise, (bool, np.bool_)):
         raise TypeError(f"uniform precise accepts True or False, but was given "
