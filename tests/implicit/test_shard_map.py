@@ -123,9 +123,25 @@ CHILD = textwrap.dedent("""
 DEVICES = (1, 2, 4, 8)
 
 
-@pytest.fixture(scope="module", params=DEVICES, ids=[f"{n}dev" for n in DEVICES])
+_REPORTS: dict = {}
+
+
+def _report_with(devices: int) -> dict:
+    """The child's report with ``devices`` host devices, run once per count."""
+    if devices not in _REPORTS:
+        _REPORTS[devices] = run_child_with_host_devices(CHILD, devices=devices, timeout=600)
+    return _REPORTS[devices]
+
+
+@pytest.fixture(params=DEVICES, ids=[f"{n}dev" for n in DEVICES])
 def report(request):
-    return run_child_with_host_devices(CHILD, devices=request.param, timeout=600)
+    return _report_with(request.param)
+
+
+@pytest.fixture
+def report_8():
+    """The report with 8 devices: the checks that need a 2-D mesh or many shards."""
+    return _report_with(8)
 
 
 CHECKS = ("data_parallel_jit", "columns", "pmap", "keyed_vmap_in_body", "keyed_vmap_in_pmap")
@@ -139,45 +155,39 @@ def test_values_do_not_depend_on_the_device_count(report, check):
     assert report[check] is True, report[check]
 
 
-def _on_8(report):
-    if report["devices"] != 8:
-        pytest.skip("checked with 8 devices")
-    return report
-
-
 @pytest.mark.parametrize("check", ["data_parallel_eager", "replicated", "scan_in_body"])
-def test_eager_replicated_and_scan_in_the_body(report, check):
+def test_eager_replicated_and_scan_in_the_body(report_8, check):
     """Eager as under jit; P() in and out: every shard draws the whole unsharded draw; a
     scan in the body: each step's draws are the unsharded step's."""
-    report = _on_8(report)
+    report = report_8
     assert report[check] is True, report[check]
 
 
-def test_check_streams_finds_nothing(report):
+def test_check_streams_finds_nothing(report_8):
     """Data-parallel, a scan in the body (sharded and replicated), pmap: no false alarm."""
-    assert _on_8(report)["check_streams"] == [], report["check_streams"]
+    assert report_8["check_streams"] == [], report_8["check_streams"]
 
 
-def test_a_2d_mesh_draws_over_the_axes_the_data_varies_over(report):
+def test_a_2d_mesh_draws_over_the_axes_the_data_varies_over(report_8):
     """P("x") on a 4x2 mesh: the draws vary over x and are replicated over y; P(("x", "y"))
     and P(("y", "x")): over both, the shards in the order the out_specs name them; P("x", "y")
     and P("y", "x"): blocks of two dimensions."""
-    report = _on_8(report)
+    report = report_8
     results = {k: v for k, v in report.items() if k.startswith("mesh_4x2_")}
     assert len(results) == 5, results
     assert all(v is True for v in results.values()), results
 
 
-def test_replicated_draws_take_any_sampler_varying_ones_need_offset(report):
-    report = _on_8(report)
+def test_replicated_draws_take_any_sampler_varying_ones_need_offset(report_8):
+    report = report_8
     assert report["no_offset_replicated"] is True, report["no_offset_replicated"]
     error = report["no_offset_varying"]
     assert error.startswith("NotImplementedError") and "jaxpmac.rand.rademacher" in error, error
     assert "offset=" in error, error
 
 
-def test_a_draw_both_varying_and_returned_replicated_is_an_error(report):
-    error = _on_8(report)["varying_and_replicated"]
+def test_a_draw_both_varying_and_returned_replicated_is_an_error(report_8):
+    error = report_8["varying_and_replicated"]
     assert error.startswith("ValueError: jaxpmac.randomized"), error
     assert "replicated" in error, error
 
