@@ -414,6 +414,7 @@ class HailEngine:
         self._block_index = 0  # c of the next output block T_c to produce
         self._buffer: list[int] = []  # unread 64-bit words of the current block
         self._pending_half: int | None = None  # unused (low) half after an odd nextInt
+        self._buffered_gaussian: float | None = None  # nextGaussian's second normal
 
     def _next_word(self) -> int:
         if not self._buffer:
@@ -451,10 +452,27 @@ class HailEngine:
         significand = (bits if e < 12 else self.next_long()) >> 12
         return _float64_from_bits((exponent << 52) | significand)
 
+    def next_gaussian(self) -> float:
+        """nextGaussian: Marsaglia's polar method; the pair's second normal is buffered and
+        returned by the next call (Hail's ``hasBufferedGaussian``)."""
+        if self._buffered_gaussian is not None:
+            z, self._buffered_gaussian = self._buffered_gaussian, None
+            return z
+        while True:
+            v1 = 2.0 * self.next_double() - 1.0
+            v2 = 2.0 * self.next_double() - 1.0
+            s = v1 * v1 + v2 * v2
+            if 0.0 < s < 1.0:
+                break
+        multiplier = math.sqrt(-2.0 * math.log(s) / s)
+        self._buffered_gaussian = v2 * multiplier
+        return v1 * multiplier
+
     # Hail-style camelCase aliases.
     nextLong = next_long
     nextInt = next_int
     nextDouble = next_double
+    nextGaussian = next_gaussian
 
 
 def _hail_unit_uniform(block0: Sequence[int]) -> float:
