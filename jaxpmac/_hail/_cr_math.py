@@ -159,15 +159,22 @@ def _neg(x):
 
 def _dd_horner(coefficients, z, dd_terms: int):
     """``sum c[n] z**n`` for a double-double ``z``: the terms from ``dd_terms`` on in float64
-    (Horner in ``z``'s high part), the rest in double-double."""
+    (Horner in ``z``'s high part), the rest in double-double. Both are rolled loops
+    (``fori_loop`` over the coefficient tables), which keeps the compiled programs small."""
     zh = z[0]
-    tail = jnp.full_like(zh, coefficients[-1][0])
-    for c in coefficients[dd_terms:-1][::-1]:
-        tail = rounded(tail * zh) + c[0]
-    acc = (tail, jnp.zeros_like(zh))
-    for c in coefficients[:dd_terms][::-1]:
-        acc = dd_add(dd_mul(acc, z), (jnp.full_like(zh, c[0]), jnp.full_like(zh, c[1])))
-    return acc
+    tail_c = jnp.asarray([c[0] for c in coefficients[dd_terms:]][::-1], F64)
+    dd_hi = jnp.asarray([c[0] for c in coefficients[:dd_terms]][::-1], F64)
+    dd_lo = jnp.asarray([c[1] for c in coefficients[:dd_terms]][::-1], F64)
+
+    def tail_step(i, y):
+        return rounded(y * zh) + tail_c[i]
+
+    tail = lax.fori_loop(1, tail_c.shape[0], tail_step, jnp.full_like(zh, tail_c[0]))
+
+    def dd_step(i, acc):
+        return dd_add(dd_mul(acc, z), (jnp.full_like(zh, dd_hi[i]), jnp.full_like(zh, dd_lo[i])))
+
+    return lax.fori_loop(0, dd_terms, dd_step, (tail, jnp.zeros_like(zh)))
 
 
 # -- the functions -------------------------------------------------------------------------------
@@ -262,9 +269,10 @@ def pow_int(x, k, max_k: int) -> jax.Array:
     int or float): the product accumulated in double-double, rounded once."""
     x = jnp.asarray(x, F64)
     k = jnp.asarray(k)
-    acc = (jnp.ones_like(x), jnp.zeros_like(x))
-    for i in range(max_k):
+    def step(i, acc):
         nxt = dd_mul_d(acc, x)
         take = i < k
-        acc = (jnp.where(take, nxt[0], acc[0]), jnp.where(take, nxt[1], acc[1]))
+        return jnp.where(take, nxt[0], acc[0]), jnp.where(take, nxt[1], acc[1])
+
+    acc = lax.fori_loop(0, max_k, step, (jnp.ones_like(x), jnp.zeros_like(x)))
     return acc[0] + acc[1]
