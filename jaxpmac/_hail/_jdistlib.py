@@ -275,7 +275,7 @@ def _rpois_table(eng, mu, active):
     q = p
     table = [q]
     for k in range(1, POIS_TABLE_SIZE + 1):
-        p = p * div(mu, F64(k))
+        p = R(p * div(mu, F64(k)))          # Java rounds it before q + p
         q = q + p
         table.append(q)
     pp = jnp.stack(table, axis=-1)
@@ -312,8 +312,8 @@ def _rpois_normal(eng, mu, active):
     done = ~active | immediate | squeezed
     omega = div(F64(M_1_SQRT_2PI), s)
     b1 = div(F64(ONE_24), mu)
-    b2 = R(F64(0.3) * b1) * b1
-    c3 = R(F64(ONE_7) * b1) * b2
+    b2 = R(R(F64(0.3) * b1) * b1)
+    c3 = R(R(F64(ONE_7) * b1) * b2)
     c2 = b2 - R(F64(15) * c3)
     c1 = (b1 - R(F64(6) * b2)) + R(F64(45) * c3)
     c0 = ((F64(1) - b1) + R(F64(3) * b2)) - R(F64(15) * c3)
@@ -325,16 +325,16 @@ def _rpois_normal(eng, mu, active):
         py_small = div(cr.pow_int(mu, index, 9), jnp.asarray(FACT, F64)[index])
         fk = jnp.where(small, F64(10), pois)
         dl = div(F64(ONE_12), fk)
-        dl = dl * (F64(1) - R(R(F64(POIS_DEL_C) * dl) * dl))
+        dl = R(dl * (F64(1) - R(R(F64(POIS_DEL_C) * dl) * dl)))
         v = div(difmuk, fk)
         px_poly = R(R(R(fk * v) * v) * _pois_poly(v)) - dl
         px_log = (R(fk * cr.log(F64(1) + v)) - difmuk) - dl
         px = jnp.where(small, -mu, jnp.where(jnp.abs(v) <= F64(0.25), px_poly, px_log))
         py = jnp.where(small, py_small, div(F64(M_1_SQRT_2PI), sqrt(fk)))
         x = div(F64(0.5) - difmuk, s)
-        x = x * x
-        fx = F64(-0.5) * x
-        fy = omega * _cubic(c3, c2, c1, c0, x)
+        x = R(x * x)
+        fx = R(F64(-0.5) * x)
+        fy = R(omega * _cubic(c3, c2, c1, c0, x))
         exp_px_e, exp_fx_e, exp_px_fx = _batched(cr.exp, px + e, fx + e, px - fx)
         hat = R(c * jnp.abs(u)) <= R(py * exp_px_e) - R(fy * exp_fx_e)
         quotient = fy - R(u * fy) <= R(py * exp_px_fx)
@@ -410,7 +410,7 @@ def _gamma_gs(eng, a, active):
     def body(carry):
         eng, _, _ = carry
         eng, u = next_double(eng)
-        p = e * u
+        p = R(e * u)
         log_ratio, log_p = _batched(cr.log, div(e - p, a), p)
         x_high = -log_ratio
         x_low = cr.exp(div(log_p, a))
@@ -446,7 +446,7 @@ def _gamma_gd(eng, a, scale, active):
     squeeze = ~immediate & (R(d * u) <= R(R(t * t) * t))
     r = div(F64(1), a)
     q1, q2, q3, q4, q5, q6, q7 = GAMMA_Q
-    q0 = horner((q7, q6, q5, q4, q3, q2, q1), r) * r
+    q0 = R(horner((q7, q6, q5, q4, q3, q2, q1), r) * r)
     small_a = a <= F64(3.686)
     mid_a = a <= F64(13.022)
     b = jnp.where(small_a, (F64(0.463) + s) + R(F64(0.178) * s2),
@@ -547,7 +547,7 @@ def rbeta(eng, aa, bb, lower=None, upper=None):
         v_c, v_b = R(beta_c * log_u), R(beta_b * log_u)
         exp_c, exp_b = _batched(cr.exp, v_c, v_b)
         w_c, w_b = _w(v_c, exp_c, b), _w(v_b, exp_b, safe_a)
-        y = u1 * u2
+        y = R(u1 * u2)
         z_low = R(u1 * y)
         z_high = R(u1 * u1) * u2
         # BC's z is u1 y below u1 = 1/2, u1**2 u2 above; BB's always u1**2 u2.
