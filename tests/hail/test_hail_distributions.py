@@ -124,3 +124,203 @@ def test_oracle_invalid_parameters():
     assert math.isnan(rj.rhyper(5.0, 5.0, 11.0, None))
     assert rj.hail_rand_hyper(1, 1, [], 10, 5, 11) == 0      # (int) NaN
     assert ro.MASK64 == (1 << 64) - 1
+
+
+# -- jaxpmac.hail against Hail's records and the oracle --------------------------------------------
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import jaxpmac as jp  # noqa: E402
+from jaxpmac import hail  # noqa: E402
+from jaxpmac._cipher import _words as w  # noqa: E402
+from jaxpmac._hail import _engine as engine  # noqa: E402
+from jaxpmac._hail import _jdistlib  # noqa: E402
+
+SETTINGS = settings(max_examples=6, deadline=None, database=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+def _state(global_seed, static_uid, message):
+    return jp.key(global_seed).split(*message).split_static(static_uid)
+
+
+def _stacked(states):
+    """The states' hashed messages stacked (one compiled draw for many), grouped by final
+    tweak: {final_tweak: (indices, h)}."""
+    groups = {}
+    for i, s in enumerate(states):
+        final_tweak, h = engine.state_hash(s)
+        groups.setdefault(final_tweak, []).append((i, h))
+    out = {}
+    for final_tweak, members in groups.items():
+        hs = tuple(w.Pair(jnp.stack([h[k].hi for _, h in members]),
+                          jnp.stack([h[k].lo for _, h in members])) for k in range(4))
+        out[final_tweak] = ([i for i, _ in members], hs)
+    return out
+
+
+def _draw_many(states, params, draw):
+    """``draw(h, *param_arrays, final_tweak=...)`` vmapped over the states, as Python floats."""
+    out = [None] * len(states)
+    for final_tweak, (indices, hs) in _stacked(states).items():
+        args = [jnp.asarray([params[i][k] for i in indices], jnp.float64)
+                for k in range(len(params[0]))]
+        values = jax.vmap(lambda h, *a: draw(h, *a, final_tweak=final_tweak))(hs, *args)
+        for i, v in zip(indices, np.asarray(values).tolist()):
+            out[i] = v
+    return out
+
+
+PARAM_ORDER = {"rand_pois": ("lamb",), "rand_gamma": ("shape", "scale"), "rand_beta": ("a", "b")}
+DRAWS = {"rand_pois": _jdistlib.pois, "rand_gamma": _jdistlib.gamma,
+         "rand_beta": lambda h, a, b, *, final_tweak: _jdistlib.beta(
+             h, a, b, 0.0, 1.0, final_tweak=final_tweak, bounded=False)}
+
+
+@pytest.mark.parametrize("fn", ["rand_pois", "rand_gamma", "rand_beta"])
+def test_jax_matches_hail_records(fn):
+    """Every public record, bit for bit (x64), one vmapped draw per final tweak."""
+    records = [r for r in OUR_RECORDS if r["fn"] == fn and "lower" not in r["params"]]
+    states = [_state(r["global_seed"], r["static_uid"], r["message"]) for r in records]
+    params = [[r["params"][k] for k in PARAM_ORDER[fn]] for r in records]
+    with jax.enable_x64(True):
+        values = _draw_many(states, params, DRAWS[fn])
+    assert values == [r["value"] for r in records]
+
+
+def test_jax_truncated_beta_matches_hail_records():
+    records = [r for r in OUR_RECORDS if r["fn"] == "rand_beta" and "lower" in r["params"]]
+    states = [_state(r["global_seed"], r["static_uid"], r["message"]) for r in records]
+    params = [[r["params"][k] for k in ("a", "b", "lower", "upper")] for r in records]
+    with jax.enable_x64(True):
+        values = _draw_many(states, params, lambda h, a, b, lo, hi, *, final_tweak:
+                            _jdistlib.beta(h, a, b, lo, hi, final_tweak=final_tweak,
+                                           bounded=True))
+    assert len(records) == 24 and values == [r["value"] for r in records]
+
+
+def _dirichlet_records(length):
+    return [r for r in OUR_RECORDS if r["fn"] == "rand_dirichlet"
+            and len(r["params"]["a"]) == length]
+
+
+@pytest.mark.parametrize("length", [4, pytest.param(3, marks=pytest.mark.slow),
+                                    pytest.param(2, marks=pytest.mark.slow)])
+def test_jax_dirichlet_matches_hail_records(length):
+    with jax.enable_x64(True):
+        for r in _dirichlet_records(length):
+            value = hail.rand_dirichlet(_state(r["global_seed"], r["static_uid"], r["message"]),
+                                        r["params"]["a"])
+            assert np.asarray(value).tolist() == r["value"], r
+
+
+def test_public_functions_positional_and_keyword():
+    r = next(r for r in OUR_RECORDS if r["fn"] == "rand_beta" and "lower" in r["params"]
+             and r["message"] == [])
+    s = _state(r["global_seed"], r["static_uid"], r["message"])
+    p = r["params"]
+    with jax.enable_x64(True):
+        assert float(hail.rand_beta(s, p["a"], p["b"], p["lower"], p["upper"])) == r["value"]
+        assert float(hail.rand_beta(s, a=p["a"], b=p["b"], lower=p["lower"],
+                                    upper=p["upper"])) == r["value"]
+
+
+_LAMBS = st.sampled_from([0.5, 2.5, 9.99, 10.0, 12.5, 37.0, 400.0])
+_SHAPES = st.sampled_from([0.05, 0.3, 0.999, 1.0, 2.5, 3.686, 7.0, 13.022, 40.0])
+_BETA_AB = st.sampled_from([(0.3, 0.3), (0.5, 2.0), (1.0, 1.0), (0.8, 5.0), (1.5, 1.5),
+                            (2.0, 5.0), (30.0, 2.5)])
+_SEEDS = st.integers(-(1 << 40), 1 << 40)
+_MESSAGES = st.lists(st.integers(-(1 << 31), (1 << 31) - 1), max_size=3)
+
+
+def _against_oracle(fn, draw, params_list, seeds):
+    states = [_state(g, -s - 1, m) for g, s, m in seeds]
+    with jax.enable_x64(True):
+        values = _draw_many(states, params_list, draw)
+    expected = [getattr(rj, "hail_" + fn)(g, s, m, *p) for (g, s, m), p in zip(seeds, params_list)]
+    assert values == expected
+
+
+@SETTINGS
+@given(st.lists(st.tuples(_SEEDS, _SEEDS, _MESSAGES, _LAMBS), min_size=8, max_size=8))
+def test_pois_against_oracle(cases):
+    _against_oracle("rand_pois", DRAWS["rand_pois"], [[c[3]] for c in cases],
+                    [c[:3] for c in cases])
+
+
+@SETTINGS
+@given(st.lists(st.tuples(_SEEDS, _SEEDS, _MESSAGES, _SHAPES), min_size=8, max_size=8))
+def test_gamma_against_oracle(cases):
+    _against_oracle("rand_gamma", DRAWS["rand_gamma"], [[c[3], 2.0] for c in cases],
+                    [c[:3] for c in cases])
+
+
+@SETTINGS
+@given(st.lists(st.tuples(_SEEDS, _SEEDS, _MESSAGES, _BETA_AB), min_size=8, max_size=8))
+def test_beta_against_oracle(cases):
+    _against_oracle("rand_beta", DRAWS["rand_beta"], [list(c[3]) for c in cases],
+                    [c[:3] for c in cases])
+
+
+@pytest.mark.slow
+def test_many_seeds_against_oracle():
+    """Long run: 200 seeds per function and parameter, every regime's loops exercised."""
+    seeds = [(g, 7, [g % 13]) for g in range(200)]
+    for lamb in (0.5, 9.99, 10.0, 50.0, 1000.0):
+        _against_oracle("rand_pois", DRAWS["rand_pois"], [[lamb]] * 200, seeds)
+    for shape in (0.05, 0.5, 1.0, 3.0, 5.0, 20.0):
+        _against_oracle("rand_gamma", DRAWS["rand_gamma"], [[shape, 1.0]] * 200, seeds)
+    for a, b in ((0.2, 0.2), (0.5, 3.0), (2.0, 2.0), (10.0, 0.7)):
+        _against_oracle("rand_beta", DRAWS["rand_beta"], [[a, b]] * 200, seeds)
+
+
+def test_vmap_over_states_and_parameters():
+    keys = jnp.arange(6)
+    lambs = jnp.asarray([0.5, 3.0, 9.0, 10.0, 25.0, 300.0])
+    with jax.enable_x64(True):
+        values = jax.jit(jax.vmap(lambda k, lamb: hail.rand_pois(
+            jp.key(3).split(k).split_static(-6), lamb)))(keys, lambs)
+        expected = [rj.hail_rand_pois(3, 5, [int(k)], float(lamb))
+                    for k, lamb in zip(keys, lambs)]
+    assert np.asarray(values).tolist() == expected
+
+
+def test_x64_off_is_a_type_error():
+    s = jp.key(0).split_static(-1)
+    for call in (lambda: hail.rand_pois(s, 3.0), lambda: hail.rand_gamma(s, 1.0, 1.0),
+                 lambda: hail.rand_beta(s, 1.0, 2.0), lambda: hail.rand_dirichlet(s, [1.0])):
+        with pytest.raises(TypeError, match="64-bit"):
+            call()
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda s: hail.rand_pois(s, -1.0), r"rand_pois lamb accepts a non-negative .* -1\.0"),
+    (lambda s: hail.rand_pois(s, "3"), "rand_pois lamb accepts"),
+    (lambda s: hail.rand_gamma(s, -0.5, 1.0), r"rand_gamma shape accepts .* -0\.5"),
+    (lambda s: hail.rand_gamma(s, 1.0, -2.0), r"rand_gamma scale accepts .* -2\.0"),
+    (lambda s: hail.rand_beta(s, 0.0, 1.0), r"rand_beta a accepts a positive .* 0\.0"),
+    (lambda s: hail.rand_beta(s, 1.0, -1.0), r"rand_beta b accepts a positive"),
+    (lambda s: hail.rand_beta(s, 1.0, 1.0, 0.8, 0.2), "lower <= upper"),
+    (lambda s: hail.rand_dirichlet(s, [1.0, -1.0]), r"rand_dirichlet a accepts .* -1\.0"),
+    (lambda s: hail.rand_dirichlet(s, []), "rand_dirichlet a accepts a non-empty"),
+    (lambda s: hail.rand_dirichlet(s, jnp.ones((2, 2))), "rand_dirichlet a accepts"),
+])
+def test_bad_input(call, match):
+    with jax.enable_x64(True):
+        with pytest.raises((TypeError, ValueError), match=match):
+            call(jp.key(0).split_static(-1))
+
+
+def test_traced_invalid_parameters_give_hails_values():
+    s = jp.key(0).split_static(-1)
+    with jax.enable_x64(True):
+        pois = jax.jit(lambda lamb: hail.rand_pois(s, lamb))
+        assert np.isnan(float(pois(-1.0))) and float(pois(0.0)) == 0.0
+        gamma = jax.jit(lambda a: hail.rand_gamma(s, a, 1.0))
+        assert np.isnan(float(gamma(-1.0))) and float(gamma(0.0)) == 0.0
+        beta = jax.jit(lambda a: hail.rand_beta(s, a, 1.0))
+        assert np.isnan(float(beta(-1.0)))
