@@ -155,6 +155,15 @@ SAMPLERS = {
                                 vmapped=True),
     "hail_rand_int64": _sampler(jp.hail.rand_int64, x64=True, x64_only=True),
     "hail_rand_bool": _sampler(jp.hail.rand_bool, params=dict(p=0.3), x64=True),
+    # jdistlib's samplers need x64 (TypeError otherwise).
+    "hail_rand_pois": _sampler(jp.hail.rand_pois, params=dict(lamb=12.5), x64=True,
+                               x64_only=True),
+    "hail_rand_gamma": _sampler(jp.hail.rand_gamma, params=dict(shape=0.7, scale=2.0),
+                                x64=True, x64_only=True),
+    "hail_rand_beta": _sampler(jp.hail.rand_beta, params=dict(a=0.5, b=2.0), x64=True,
+                               x64_only=True),
+    "hail_rand_dirichlet": _sampler(jp.hail.rand_dirichlet, params=dict(a=[0.5, 2.0]),
+                                    x64=True, x64_only=True),
 }
 
 

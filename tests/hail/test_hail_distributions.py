@@ -192,6 +192,7 @@ def test_jax_matches_hail_records(fn):
     assert values == [r["value"] for r in records]
 
 
+@pytest.mark.slow
 def test_jax_truncated_beta_matches_hail_records():
     records = [r for r in OUR_RECORDS if r["fn"] == "rand_beta" and "lower" in r["params"]]
     states = [_state(r["global_seed"], r["static_uid"], r["message"]) for r in records]
@@ -208,7 +209,8 @@ def _dirichlet_records(length):
             and len(r["params"]["a"]) == length]
 
 
-@pytest.mark.parametrize("length", [4, pytest.param(3, marks=pytest.mark.slow),
+@pytest.mark.parametrize("length", [pytest.param(4, marks=pytest.mark.slow),
+                                    pytest.param(3, marks=pytest.mark.slow),
                                     pytest.param(2, marks=pytest.mark.slow)])
 def test_jax_dirichlet_matches_hail_records(length):
     with jax.enable_x64(True):
@@ -252,6 +254,7 @@ def test_pois_against_oracle(cases):
                     [c[:3] for c in cases])
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.lists(st.tuples(_SEEDS, _SEEDS, _MESSAGES, _SHAPES), min_size=8, max_size=8))
 def test_gamma_against_oracle(cases):
@@ -259,6 +262,7 @@ def test_gamma_against_oracle(cases):
                     [c[:3] for c in cases])
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.lists(st.tuples(_SEEDS, _SEEDS, _MESSAGES, _BETA_AB), min_size=8, max_size=8))
 def test_beta_against_oracle(cases):
@@ -315,6 +319,7 @@ def test_bad_input(call, match):
             call(jp.key(0).split_static(-1))
 
 
+@pytest.mark.slow
 def test_traced_invalid_parameters_give_hails_values():
     s = jp.key(0).split_static(-1)
     with jax.enable_x64(True):
