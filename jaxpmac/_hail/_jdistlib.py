@@ -8,7 +8,8 @@ jdistlib's static samplers, Java ports of R's nmath (docs/hail_distributions.md)
   normal deviate with squeeze, quotient and Laplace-hat tests above;
 * :func:`rgamma`: R's ``rgamma``: Ahrens & Dieter's GS below shape 1, GD from 1;
 * :func:`rbeta`: R's ``rbeta``: Cheng's BC (``min(a, b) <= 1``) and BB;
-* :func:`rhyper`: R's ``rhyper``: HIN inversion or H2PE (Kachitvichyanukul & Schmeiser 1985);
+* :func:`rhyper`: R's ``rhyper``: HIN inversion or H2PE (Kachitvichyanukul & Schmeiser 1985),
+  with a fresh state per call (Hail passes none);
 * :func:`norm_rand` (inversion of two ``nextDouble`` with Wichura's AS 241) and
   :func:`exp_rand` (Ahrens & Dieter 1972's SA) underneath.
 
@@ -609,3 +610,223 @@ def dirichlet(hs, a, *, final_tweak: int) -> jax.Array:
     g = jnp.where(a == 0, F64(0), g)
     total = lax.fori_loop(0, g.shape[0], lambda j, t: t + g[j], jnp.zeros((), F64))
     return div(g, jnp.broadcast_to(total, g.shape))
+
+
+# -- rhyper --------------------------------------------------------------------------------------
+
+#: Kachitvichyanukul & Schmeiser (1985), "Computer generation of hypergeometric random
+#: variates", JSCS 22 (R's rhyper.c): log(i!) for i <= 7 (afc's table), HIN's scaling 1e25 and
+#: its log, H2PE's squeeze constants deltal, deltau; HIN when the mode is within 10 of the
+#: minimum; H2PE's explicit evaluation when m < 100 or ix <= 50.
+AFC_TABLE = (0.0, 0.0, 0.69314718055994530941723212145817, 1.79175946922805500081247735838070,
+             3.17805383034794561964694160129705, 4.78749174278204599424770093452324,
+             6.57925121201010099506017829290394, 8.52516136106541430016553103634712)
+HYPER_SCALE = 1e25
+HYPER_CON = 57.5646273248511421
+HYPER_DELTAL = 0.0078
+HYPER_DELTAU = 0.0034
+HYPER_HIN_LIMIT = 10
+HYPER_EXPLICIT_M = 100
+HYPER_EXPLICIT_IX = 50
+AFC_C1, AFC_C2, AFC_C3 = 0.08333333333333, 0.00277777777777, 0.9189385332
+
+
+def _afc_many(*ints):
+    """R's ``afc(i)`` = log(i!) for each int32 ``i`` (table to 7, Stirling above; -1 for
+    i < 0), with one batched ``log``."""
+    di = [jnp.asarray(i, I32).astype(F64) for i in ints]
+    logs = _batched(cr.log, *(jnp.where(d > 7, d, F64(8)) for d in di))
+    table = jnp.asarray(AFC_TABLE, F64)
+    out = []
+    for i, d, lg in zip(ints, di, logs):
+        i = jnp.asarray(i, I32)
+        stirling = (((R((d + F64(0.5)) * lg) - d) + div(F64(AFC_C1), d))
+                    - div(div(div(F64(AFC_C2), d), d), d)) + F64(AFC_C3)
+        small = table[jnp.clip(i, 0, 7)]
+        out.append(jnp.where(i < 0, F64(-1), jnp.where(i <= 7, small, stirling)))
+    return out
+
+
+def _wrap_mul(a, b):
+    """Java's int32 ``a * b`` (wrapping)."""
+    return (a.astype(jnp.uint32) * b.astype(jnp.uint32)).astype(I32)
+
+
+def rhyper(eng, nn1, nn2, kk):
+    """jdistlib's ``HyperGeometric.random(nn1, nn2, kk)`` (a fresh state per call) for int32
+    arguments, as a float64 (NaN for invalid arguments: negative, or ``kk > nn1 + nn2``)."""
+    nn1, nn2, kk = (jnp.asarray(x, I32) for x in (nn1, nn2, kk))
+    total = nn1 + nn2
+    valid = (nn1 >= 0) & (nn2 >= 0) & (kk >= 0) & (kk <= total)
+    tn = total.astype(F64)
+    n1, n2 = jnp.minimum(nn1, nn2), jnp.maximum(nn1, nn2)
+    upper_half = (kk + kk).astype(F64) >= tn
+    k = jnp.where(upper_half, java_int(tn - kk.astype(F64)), kk)
+    n1f, n2f, kf = n1.astype(F64), n2.astype(F64), k.astype(F64)
+    m = java_int(div(R((kf + F64(1)) * (n1f + F64(1))), tn + F64(2)))
+    mf = m.astype(F64)
+    minjx = jnp.maximum(0, k - n2)
+    maxjx = jnp.minimum(n1, k)
+    degenerate = ~valid | (minjx == maxjx)
+    hin = ~degenerate & (m - minjx < HYPER_HIN_LIMIT)
+    h2pe = ~degenerate & ~hin
+
+    # HIN
+    below = k < n2
+    afc = _afc_many(jnp.where(below, n2, n1), jnp.where(below, n1 + n2 - k, k),
+                    jnp.where(below, n2 - k, k - n2), n1 + n2)
+    lw = ((afc[0] + afc[1]) - afc[2]) - afc[3]
+    w = cr.exp(lw + F64(HYPER_CON))
+
+    def hin_body(carry):
+        eng, u, p, ix, fresh, done = carry
+
+        def draw(eng):
+            eng, u = next_double(eng)
+            return eng, u * F64(HYPER_SCALE)
+
+        eng, u_new = lax.cond(fresh & ~done, draw, lambda e: (e, u), eng)
+        u = jnp.where(fresh, u_new, u)
+        p = jnp.where(fresh, w, p)
+        ix = jnp.where(fresh, minjx, ix)
+        step = ~done & (u > p)
+        u2 = u - p
+        p2 = p * _wrap_mul(n1 - ix, k - ix).astype(F64)
+        ix2 = ix + 1
+        p2 = div(div(p2, ix2.astype(F64)), (n2 - k + ix2).astype(F64))
+        restart = step & (ix2 > maxjx)
+        return (eng, jnp.where(step, u2, u), jnp.where(step, p2, p),
+                jnp.where(step, ix2, ix), restart, done | (~done & ~step))
+
+    zero = jnp.zeros_like(tn)
+    init = (eng, zero, zero, minjx, jnp.ones_like(hin), ~hin)
+    eng, _, _, ix_hin, _, _ = lax.while_loop(lambda c: ~c[-1], hin_body, init)
+
+    # H2PE setup
+    s = sqrt(div(div(div(R(R(R((tn - kf) * kf) * n1f) * n2f), tn - F64(1)), tn), tn))
+    d = java_int(F64(1.5) * s).astype(F64) + F64(0.5)
+    xl = (mf - d) + F64(0.5)
+    xr = (mf + d) + F64(0.5)
+    afc = _afc_many(m, n1 - m, k - m, n2 - k + m,
+                    java_int(xl), java_int(n1f - xl), java_int(kf - xl),
+                    java_int((n2f - kf) + xl),
+                    java_int(xr - F64(1)), java_int((n1f - xr) + F64(1)),
+                    java_int((kf - xr) + F64(1)), java_int(((n2f - kf) + xr) - F64(1)))
+    a = ((afc[0] + afc[1]) + afc[2]) + afc[3]
+    kl, kr = _batched(cr.exp, (((a - afc[4]) - afc[5]) - afc[6]) - afc[7],
+                      (((a - afc[8]) - afc[9]) - afc[10]) - afc[11])
+    log_l, log_r = _batched(
+        cr.log,
+        div(div(R(xl * ((n2f - kf) + xl)), (n1f - xl) + F64(1)), (kf - xl) + F64(1)),
+        div(div(R(((n1f - xr) + F64(1)) * ((kf - xr) + F64(1))), xr), (n2f - kf) + xr))
+    lamdl, lamdr = -log_l, -log_r
+    p1 = d + d
+    p2 = p1 + div(kl, lamdl)
+    p3 = p2 + div(kr, lamdr)
+
+    def explicit_f(ix):
+        """f = P(ix) / P(m) by the recurrence (R's explicit evaluation)."""
+        up = m < ix
+        lo_i = jnp.where(up, m + 1, ix + 1)
+        hi_i = jnp.where(up, ix, m)
+
+        def step(i, f):
+            fi = i.astype(F64)
+            f_up = div(div(R(f * ((n1f - fi) + F64(1))) * ((kf - fi) + F64(1)),
+                           (n2f - kf) + fi), fi)
+            f_down = div(div(R(f * fi) * ((n2f - kf) + fi), (n1f - fi) + F64(1)),
+                         (kf - fi) + F64(1))
+            return jnp.where(up, f_up, f_down)
+
+        return lax.fori_loop(lo_i, hi_i + 1, step, jnp.ones_like(tn))
+
+    def h2pe_body(carry):
+        eng, _, done = carry
+        eng, uv = next_doubles(eng, 2)
+        u = uv[..., 0] * p3
+        v = uv[..., 1]
+        log_v = cr.log(v)
+        rect = u < p1
+        left = ~rect & (u <= p2)
+        ix_rect = java_int(xl + u)
+        ix_left = java_int(xl + div(log_v, lamdl))
+        ix_right = java_int(xr - div(log_v, lamdr))
+        ix = jnp.where(rect, ix_rect, jnp.where(left, ix_left, ix_right))
+        out_of_range = (left & (ix_left < minjx)) | (~rect & ~left & (ix_right > maxjx))
+        v = jnp.where(rect, v, jnp.where(left, R(v * (u - p1)) * lamdl,
+                                         R(v * (u - p2)) * lamdr))
+        explicit = (m < HYPER_EXPLICIT_M) | (ix <= HYPER_EXPLICIT_IX)
+        accept_explicit = v <= lax.cond(jnp.any(explicit & ~done), explicit_f,
+                                        lambda ix: jnp.ones_like(tn), ix)
+        # squeeze
+        y = ix.astype(F64)
+        y1 = y + F64(1)
+        ym = y - mf
+        yn = (n1f - y) + F64(1)
+        yk = (kf - y) + F64(1)
+        nk = (n2f - kf) + y1
+        r = div(-ym, y1)
+        s_ = div(ym, yn)
+        t = div(ym, yk)
+        e = div(-ym, nk)
+        g = div(R(yn * yk), R(y1 * nk)) - F64(1)
+        dg = jnp.where(g < 0, F64(1) + g, F64(1))
+        gu = R(g * (F64(1) + R(g * (F64(-0.5) + div(g, F64(3))))))
+        gl = gu - div(R(F64(0.25) * R(R(R(g * g) * g) * g)), dg)
+        xm = mf + F64(0.5)
+        xn = (n1f - mf) + F64(0.5)
+        xk = (kf - mf) + F64(0.5)
+        nm = (n2f - kf) + xm
+
+        def cube_term(c, z):
+            return R(R(c * z) * (F64(1) + R(z * (F64(-0.5) + div(z, F64(3))))))
+
+        ub = ((((((R(y * gu) - R(mf * gl)) + F64(HYPER_DELTAU)) + cube_term(xm, r))
+                + cube_term(xn, s_)) + cube_term(xk, t)) + cube_term(nm, e))
+        afc_ix = _afc_many(ix, n1 - ix, k - ix, n2 - k + ix)
+        alv = cr.log(v)
+
+        def fourth(c, z):
+            q = R(c * R(R(R(z * z) * z) * z))
+            return jnp.where(z < 0, div(q, F64(1) + z), q)
+
+        lower = ((ub - R(F64(0.25) * (((fourth(xm, r) + fourth(xn, s_)) + fourth(xk, t))
+                                      + fourth(nm, e))))
+                 + R((y + mf) * (gl - gu))) - F64(HYPER_DELTAL)
+        stirling = (((a - afc_ix[0]) - afc_ix[1]) - afc_ix[2]) - afc_ix[3]
+        accept_squeeze = (alv <= ub) & ((alv < lower) | (alv <= stirling))
+        accept = ~out_of_range & jnp.where(explicit, accept_explicit, accept_squeeze)
+        return eng, jnp.where(done, carry[1], ix), done | accept
+
+    eng, ix_h2pe, _ = lax.while_loop(lambda c: ~c[2], h2pe_body,
+                                     (eng, jnp.zeros_like(minjx), ~h2pe))
+    ix = jnp.where(hin, ix_hin, jnp.where(h2pe, ix_h2pe, maxjx))
+    ix = jnp.where(upper_half, jnp.where(nn1 > nn2, kk - nn2 + ix, nn1 - ix),
+                   jnp.where(nn1 > nn2, kk - ix, ix))
+    return eng, jnp.where(valid, ix.astype(F64), F64(np.nan))
+
+
+@partial(jax.jit, static_argnames=("final_tweak",))
+def hyper(h, popsize, ngood, nsample, *, final_tweak: int) -> jax.Array:
+    """Hail's ``rand_hyper``: ``(int) rhyper(ngood, popsize - ngood, nsample)`` (int32)."""
+    popsize, ngood = jnp.asarray(popsize, I32), jnp.asarray(ngood, I32)
+    x = rhyper(engine.engine_from_hash(h, final_tweak), ngood, popsize - ngood, nsample)[1]
+    return java_int(x)
+
+
+@partial(jax.jit, static_argnames=("final_tweak",))
+def multi_hyper(h, colors, nsample, *, final_tweak: int) -> jax.Array:
+    """Hail's ``rand_multi_hyper``: one engine; per color ``n`` in order, ``remaining -= n``,
+    ``drawn = (int) rhyper(n, remaining, to_sample)``, ``to_sample -= drawn`` (int32)."""
+    colors = jnp.asarray(colors, I32)
+    remaining = lax.fori_loop(0, colors.shape[0], lambda j, t: t + colors[j], jnp.int32(0))
+
+    def step(carry, n):
+        eng, remaining, to_sample = carry
+        remaining = remaining - n
+        eng, x = rhyper(eng, n, remaining, to_sample)
+        drawn = java_int(x)
+        return (eng, remaining, to_sample - drawn), drawn
+
+    init = (engine.engine_from_hash(h, final_tweak), remaining, jnp.asarray(nsample, I32))
+    return lax.scan(step, init, colors)[1]
