@@ -68,8 +68,10 @@ __all__ = [
     "rand_bool",
     "rand_dirichlet",
     "rand_gamma",
+    "rand_hyper",
     "rand_int32",
     "rand_int64",
+    "rand_multi_hyper",
     "rand_norm",
     "rand_pois",
     "rand_unif",
@@ -514,3 +516,103 @@ def rand_dirichlet(state, a) -> jax.Array:
     hs = tuple(w.Pair(jnp.stack([h[1][i].hi for h in hashes]),
                       jnp.stack([h[1][i].lo for h in hashes])) for i in range(4))
     return _jdistlib.dirichlet(hs, a, final_tweak=final_tweak)
+
+
+@sampler(prefix="hail_")
+def rand_hyper(state, popsize, ngood, nsample) -> jax.Array:
+    """Hail's ``hl.rand_hyper(popsize, ngood, nsample)``: good items in a sample drawn without
+    replacement, an int32.
+
+    ``(int) rhyper(ngood, popsize - ngood, nsample)`` with jdistlib's ``HyperGeometric.random``
+    (R's ``rhyper``, Kachitvichyanukul & Schmeiser 1985: HIN inversion when the mode is within
+    10 of the smallest value, else H2PE), on Hail's engine. Bit for bit with Hail
+    (``jax_enable_x64`` required: the algorithm is float64 throughout).
+
+    Args:
+        state: an :class:`~jaxpmac.RNGState`.
+        popsize: the population size: a Python int in ``[0, 2**31)`` or an integer scalar
+            array.
+        ngood: the good items, ``<= popsize``.
+        nsample: the sample size, ``<= popsize``. Concrete values outside these ranges are a
+            ValueError; traced ones give 0, as Hail does (jdistlib's NaN, cast to int).
+
+    Returns:
+        An int32 scalar: Hail's value.
+
+    Example:
+        >>> import jax, jaxpmac as jp
+        >>> from jaxpmac import hail
+        >>> with jax.enable_x64(True):
+        ...     print(int(hail.rand_hyper(jp.key(1).split_static(-123458), 20, 7, 12)))
+        5
+    """
+    check_state(state, name="rand_hyper")
+    _needs_x64("rand_hyper")
+    popsize = _check_count(popsize, name="rand_hyper popsize")
+    ngood = _check_count(ngood, name="rand_hyper ngood")
+    nsample = _check_count(nsample, name="rand_hyper nsample")
+    concrete = [None if _inputs.is_traced(x) else int(np.asarray(x))
+                for x in (popsize, ngood, nsample)]
+    if concrete[0] is not None:
+        for name, value in (("ngood", concrete[1]), ("nsample", concrete[2])):
+            if value is not None and value > concrete[0]:
+                raise ValueError(f"rand_hyper {name} accepts an int in [0, popsize], but was "
+                                 f"given {value} with popsize={concrete[0]}")
+    final_tweak, h = engine.state_hash(state)
+    return _jdistlib.hyper(h, popsize, ngood, nsample, final_tweak=final_tweak)
+
+
+@sampler(prefix="hail_")
+def rand_multi_hyper(state, colors, nsample) -> jax.Array:
+    """Hail's ``hl.rand_multi_hyper(colors, nsample)``: per color, the items of that color in
+    a sample of ``nsample`` drawn without replacement, an int32 array.
+
+    One engine: ``remaining = sum(colors)``; for each color ``n`` in order,
+    ``remaining -= n``, ``drawn = (int) rhyper(n, remaining, to_sample)`` (jdistlib's
+    ``HyperGeometric.random``), ``to_sample -= drawn``. Bit for bit with Hail
+    (``jax_enable_x64`` required).
+
+    Args:
+        state: an :class:`~jaxpmac.RNGState`.
+        colors: the number of items of each color: a non-empty list of non-negative ints or a
+            1-D integer array (its length static, its values may be traced).
+        nsample: the sample size, ``<= sum(colors)`` (concrete values are checked).
+
+    Returns:
+        An int32 array of ``colors``' length.
+
+    Example:
+        >>> import jax, jaxpmac as jp
+        >>> from jaxpmac import hail
+        >>> with jax.enable_x64(True):
+        ...     print(hail.rand_multi_hyper(jp.key(-3).split_static(-6), [2, 7, 1], 4).tolist())
+        [0, 4, 0]
+    """
+    check_state(state, name="rand_multi_hyper")
+    _needs_x64("rand_multi_hyper")
+    accepts = "a non-empty list of ints in [0, 2**31) or a 1-D integer array"
+    if isinstance(colors, (list, tuple)):
+        if not colors or not all(isinstance(c, int) and not isinstance(c, bool)
+                                 for c in colors):
+            raise TypeError(f"rand_multi_hyper colors accepts {accepts}, but was given "
+                            f"{colors!r}")
+        colors = np.asarray(colors, np.int64)
+    if (not isinstance(colors, (jax.Array, np.ndarray))
+            or not jnp.issubdtype(colors.dtype, jnp.integer) or np.ndim(colors) != 1
+            or colors.shape[0] == 0):
+        raise TypeError(f"rand_multi_hyper colors accepts {accepts}, but was given "
+                        f"{_inputs.describe(colors)}")
+    nsample = _check_count(nsample, name="rand_multi_hyper nsample")
+    if not _inputs.is_traced(colors):
+        concrete = np.asarray(colors, np.int64)
+        if not ((concrete >= 0).all() and (concrete <= INT32_MAX).all()
+                and concrete.sum() <= INT32_MAX):
+            raise ValueError(f"rand_multi_hyper colors accepts {accepts} with a sum below "
+                             f"2**31, but was given {concrete.tolist()}")
+        if not _inputs.is_traced(nsample) and int(np.asarray(nsample)) > concrete.sum():
+            raise ValueError(f"rand_multi_hyper nsample accepts an int in [0, sum(colors)], "
+                             f"but was given {int(np.asarray(nsample))} with sum(colors)="
+                             f"{int(concrete.sum())}")
+        colors = concrete.astype(np.int32)
+    final_tweak, h = engine.state_hash(state)
+    return _jdistlib.multi_hyper(h, colors, nsample, final_tweak=final_tweak)

@@ -164,6 +164,12 @@ SAMPLERS = {
                                x64_only=True),
     "hail_rand_dirichlet": _sampler(jp.hail.rand_dirichlet, params=dict(a=[0.5, 2.0]),
                                     x64=True, x64_only=True),
+    "hail_rand_hyper": _sampler(jp.hail.rand_hyper,
+                                params=dict(popsize=100, ngood=60, nsample=40), x64=True,
+                                x64_only=True),
+    "hail_rand_multi_hyper": _sampler(jp.hail.rand_multi_hyper,
+                                      params=dict(colors=[2, 7, 1], nsample=4), x64=True,
+                                      x64_only=True),
 }
 
 

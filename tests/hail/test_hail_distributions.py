@@ -329,3 +329,55 @@ def test_traced_invalid_parameters_give_hails_values():
         assert np.isnan(float(gamma(-1.0))) and float(gamma(0.0)) == 0.0
         beta = jax.jit(lambda a: hail.rand_beta(s, a, 1.0))
         assert np.isnan(float(beta(-1.0)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fn", ["rand_hyper", "rand_multi_hyper"])
+def test_jax_hypergeometric_matches_hail_records(fn):
+    with jax.enable_x64(True):
+        for r in OUR_RECORDS:
+            if r["fn"] != fn:
+                continue
+            s = _state(r["global_seed"], r["static_uid"], r["message"])
+            value = getattr(hail, fn)(s, **r["params"])
+            assert np.asarray(value).tolist() == r["value"], r
+
+
+@pytest.mark.slow
+@SETTINGS
+@given(st.lists(st.tuples(_SEEDS, _SEEDS, _MESSAGES,
+                          st.sampled_from([(20, 7, 12), (100, 60, 40), (5000, 1200, 800),
+                                           (30, 30, 10), (1000, 3, 500), (50, 10, 0)])),
+                min_size=6, max_size=6))
+def test_hyper_against_oracle(cases):
+    states = [_state(g, -s - 1, m) for g, s, m, _ in cases]
+    with jax.enable_x64(True):
+        values = _draw_many(states, [list(c[3]) for c in cases],
+                            lambda h, p, g, n, *, final_tweak: _jdistlib.hyper(
+                                h, p.astype(jnp.int32), g.astype(jnp.int32),
+                                n.astype(jnp.int32), final_tweak=final_tweak))
+    assert values == [rj.hail_rand_hyper(g, s, m, *p) for g, s, m, p in cases]
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda s: hail.rand_hyper(s, 10, 11, 3), r"rand_hyper ngood accepts .* 11 with popsize=10"),
+    (lambda s: hail.rand_hyper(s, 10, 3, 11), r"rand_hyper nsample accepts .* 11"),
+    (lambda s: hail.rand_hyper(s, -1, 0, 0), r"rand_hyper popsize accepts .* -1"),
+    (lambda s: hail.rand_hyper(s, 10.0, 3, 1), "rand_hyper popsize accepts"),
+    (lambda s: hail.rand_multi_hyper(s, [2, 7, 1], 11), r"nsample accepts .* sum\(colors\)=10"),
+    (lambda s: hail.rand_multi_hyper(s, [2, -7], 1), r"colors accepts .* \[2, -7\]"),
+    (lambda s: hail.rand_multi_hyper(s, [], 1), "colors accepts a non-empty"),
+    (lambda s: hail.rand_multi_hyper(s, [1.5], 1), "colors accepts"),
+])
+def test_hypergeometric_bad_input(call, match):
+    with jax.enable_x64(True):
+        with pytest.raises((TypeError, ValueError), match=match):
+            call(jp.key(0).split_static(-1))
+
+
+def test_hypergeometric_x64_off_is_a_type_error():
+    s = jp.key(0).split_static(-1)
+    with pytest.raises(TypeError, match="64-bit"):
+        hail.rand_hyper(s, 10, 3, 2)
+    with pytest.raises(TypeError, match="64-bit"):
+        hail.rand_multi_hyper(s, [1, 2], 2)
