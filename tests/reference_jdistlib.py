@@ -31,12 +31,12 @@ every operation correctly rounded and none fused, as in Java), in Java's evaluat
   are intrinsics from Intel's LIBM, correctly rounded in nearly all cases (not all: within
   0.51 ulp or so), and ``Math.expm1`` calls ``StrictMath.expm1`` (fdlibm's ``s_expm1.c``, within
   1 ulp; used only in ``rgamma``'s step-11 acceptance test). With this choice the oracle
-  reproduces all 184 public records of these functions.
+  reproduces all 224 public records of these functions.
 * ``"glibc"``: ``exp``, ``log``, ``pow`` as Python's ``math`` (the C library's: glibc's ``exp``
-  is not correctly rounded on about 1 argument in 2000), ``expm1`` fdlibm's: also all 184.
+  is not correctly rounded on about 1 argument in 2000), ``expm1`` fdlibm's: also all 224.
 * ``"fdlibm"``: fdlibm 5.3's ``e_exp.c``, ``e_log.c``, ``s_expm1.c`` for all of them (Java's
   ``StrictMath``): these differ from the correctly rounded values in the last bit on about 3%
-  (log) and 10% (exp) of arguments, and the oracle then misses 11 of the 184 public records
+  (log) and 10% (exp) of arguments, and the oracle then misses 11 of the 224 public records
   (``rand_gamma``, ``rand_beta``, ``rand_dirichlet``: values that pass ``exp``/``log``, e.g.
   ``rand_gamma(0.3, 1)``'s ``exp(log(p) / a)``). So Hail's ``Math`` is NOT fdlibm, and the JAX
   port computes ``exp`` and ``log`` correctly rounded.

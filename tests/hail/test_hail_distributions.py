@@ -57,7 +57,7 @@ def test_oracle_matches_hail(record):
 
 def test_fdlibm_math_misses_records(monkeypatch):
     """Hail's ``Math.exp``/``log`` are not fdlibm's: with StrictMath's functions the oracle
-    misses 11 of the 184 records (the reason the JAX port computes them correctly rounded)."""
+    misses 11 of the 224 records (the reason the JAX port computes them correctly rounded)."""
     monkeypatch.setattr(rj, "MATH", "fdlibm")
     misses = [r for r in OUR_RECORDS
               if not _same(ORACLE[r["fn"]](r["global_seed"], r["seed"], r["message"],
