@@ -71,12 +71,18 @@ from jaxpmac._samplers._bits import check_state
 from jaxpmac._samplers._registry import sampler
 
 __all__ = [
+    "rand_beta",
     "rand_bool",
     "rand_cat",
+    "rand_dirichlet",
+    "rand_gamma",
+    "rand_hyper",
     "rand_int32",
     "rand_int64",
+    "rand_multi_hyper",
     "rand_norm",
     "rand_norm2d",
+    "rand_pois",
     "rand_unif",
     "shuffle",
 ]
@@ -624,3 +630,328 @@ def _shuffle_keys(state, n: int) -> w.Pair:
         return engine.uniform_key_bits(h, final_tweak=final_tweak)
 
     return jax.vmap(key)(jnp.arange(n, dtype=jnp.int32))
+
+
+# jdistlib-based functions
+#
+# Hail runs jdistlib 0.4.5's samplers (R's nmath, ported to Java) on its engine for these; the
+# ports are in jaxpmac._hail._jdistlib (docs/hail_distributions.md). They compute in float64
+# only: Hail's integers (rand_pois's counts, rand_hyper's) come out of float64 rejection
+# tests, so a float32 computation would give other integers, not just rounded values.
+
+from jaxpmac._hail import _jdistlib  # noqa: E402
+
+JDISTLIB_X64 = ("{name} reproduces Hail's float64 computation (jdistlib's rejection samplers), "
+                "which needs 64-bit types: " + X64_HINT)
+NONNEGATIVE_ACCEPTS = ("a non-negative Python float or int, or a real scalar array (traced or "
+                       "not; vmap over states to draw many values)")
+POSITIVE_ACCEPTS = ("a positive Python float or int, or a real scalar array (traced or not; "
+                    "vmap over states to draw many values)")
+COUNT_ACCEPTS = ("a Python int in [0, 2**31), or an integer scalar array (traced or not)")
+
+
+def _needs_x64(name: str):
+    if not w.x64_enabled():
+        raise TypeError(JDISTLIB_X64.format(name=name))
+
+
+def _check_bound(value, *, name: str, accepts: str, ok) -> object:
+    """A real scalar that, where concrete, must satisfy ``ok`` (else a ValueError naming it)."""
+    value = _check_real(value, name=name)
+    if not _inputs.is_traced(value):
+        concrete = float(np.asarray(value, np.float64))
+        if not ok(concrete):
+            raise ValueError(f"{name} accepts {accepts}, but was given {concrete!r}")
+    return value
+
+
+def _check_count(value, *, name: str) -> object:
+    """An int32 count (Hail's ``expr_int32``): concrete values must lie in ``[0, 2**31)``."""
+    if isinstance(value, (bool, np.bool_, float)):
+        raise TypeError(f"{name} accepts {COUNT_ACCEPTS}, but was given "
+                        f"{_inputs.describe(value)}")
+    if isinstance(value, int):
+        if not 0 <= value <= INT32_MAX:
+            raise ValueError(f"{name} accepts {COUNT_ACCEPTS}, but was given {value}")
+        return np.int32(value)
+    if (not isinstance(value, (jax.Array, np.ndarray, np.generic))
+            or not jnp.issubdtype(value.dtype, jnp.integer) or np.ndim(value) != 0):
+        raise TypeError(f"{name} accepts {COUNT_ACCEPTS}, but was given "
+                        f"{_inputs.describe(value)}")
+    if not _inputs.is_traced(value):
+        concrete = int(np.asarray(value))
+        if not 0 <= concrete <= INT32_MAX:
+            raise ValueError(f"{name} accepts {COUNT_ACCEPTS}, but was given {concrete}")
+    return value
+
+
+@sampler(prefix="hail_")
+def rand_pois(state, lamb) -> jax.Array:
+    """Hail's ``hl.rand_pois(lamb)``: a Poisson count, as a float (Hail returns ``4.0``).
+
+    jdistlib's ``Poisson.random`` (R's ``rpois``, Ahrens & Dieter 1982) on Hail's engine: for
+    ``lamb < 10``, inversion of one ``nextDouble`` against the cumulative table
+    ``pp[0..35]`` (redrawn past ``pp[35]``); from 10 on, ``lamb + sqrt(lamb) * z`` with ``z``
+    jdistlib's normal (two ``nextDouble``, inverted with AS 241), accepted at once above
+    ``floor(lamb - 1.1484)``, else squeeze, quotient and Laplace-hat tests, redrawing with
+    ``exp_rand`` and ``nextDouble`` (docs/hail_distributions.md). Bit for bit with Hail
+    (``jax_enable_x64`` required).
+
+    Args:
+        state: an :class:`~jaxpmac.RNGState` (see the module docstring for Hail's mapping).
+        lamb: the mean, ``>= 0``: a Python number or a real scalar array. A concrete negative
+            value is a ValueError; a traced one gives NaN, as Hail does (and 0 gives 0).
+
+    Returns:
+        A float64 scalar: Hail's value.
+
+    Example:
+        >>> import jax, jaxpmac as jp
+        >>> from jaxpmac import hail
+        >>> with jax.enable_x64(True):
+        ...     print(float(hail.rand_pois(jp.key(1).split_static(-5 - 1), lamb=3.0)))
+        2.0
+    """
+    check_state(state, name="rand_pois")
+    _needs_x64("rand_pois")
+    lamb = _check_bound(lamb, name="rand_pois lamb", accepts=NONNEGATIVE_ACCEPTS,
+                        ok=lambda x: x >= 0)
+    final_tweak, h = engine.state_hash(state)
+    return _jdistlib.pois(h, lamb, final_tweak=final_tweak)
+
+
+@sampler(prefix="hail_")
+def rand_gamma(state, shape, scale) -> jax.Array:
+    """Hail's ``hl.rand_gamma(shape, scale)``: a gamma variate with this shape and SCALE.
+
+    jdistlib's ``Gamma.random(shape, scale)`` (R's ``rgamma``): below shape 1 Ahrens &
+    Dieter's GS (``p = (1 + shape / e) u``, then ``x = -log((e' - p) / shape)`` or
+    ``p**(1 / shape)``, accepted against ``exp_rand``); from 1 on their GD (a normal deviate
+    with immediate, squeeze and quotient acceptance, then a double-exponential hat). The
+    result is ``scale * x``. Bit for bit with Hail (``jax_enable_x64`` required).
+
+    Args:
+        state: an :class:`~jaxpmac.RNGState`.
+        shape: ``>= 0`` (0 gives 0.0, as in Hail): a Python number or a real scalar array.
+        scale: ``>= 0`` (0 gives 0.0): a Python number or a real scalar array. Concrete
+            negative values are a ValueError; traced ones give NaN as in Hail (and infinite or
+            NaN ones +inf, as jdistlib returns).
+
+    Returns:
+        A float64 scalar: Hail's value.
+
+    Example:
+        >>> import jax, jaxpmac as jp
+        >>> from jaxpmac import hail
+        >>> with jax.enable_x64(True):
+        ...     x = hail.rand_gamma(jp.key(1).split(2, 458767848, 15).split_static(-6), 0.3, 1.0)
+        ...     print(float(x))
+        0.0028467544396454537
+    """
+    check_state(state, name="rand_gamma")
+    _needs_x64("rand_gamma")
+    shape = _check_bound(shape, name="rand_gamma shape", accepts=NONNEGATIVE_ACCEPTS,
+                         ok=lambda x: x >= 0)
+    scale = _check_bound(scale, name="rand_gamma scale", accepts=NONNEGATIVE_ACCEPTS,
+                         ok=lambda x: x >= 0)
+    final_tweak, h = engine.state_hash(state)
+    return _jdistlib.gamma(h, shape, scale, final_tweak=final_tweak)
+
+
+@sampler(prefix="hail_")
+def rand_beta(state, a, b, lower=None, upper=None) -> jax.Array:
+    """Hail's ``hl.rand_beta(a, b[, lower, upper])``: a beta variate, optionally truncated.
+
+    jdistlib's ``Beta.random(a, b)`` (R's ``rbeta``, Cheng 1978: BC when ``min(a, b) <= 1``,
+    else BB; two ``nextDouble`` per candidate). With ``lower``/``upper``, Hail redraws from the
+    same engine until ``lower <= x <= upper`` (one of them alone defaults the other to 0 or 1,
+    as Hail's Python does; Hail 0.2.139 itself fails on that form). Bit for bit with Hail
+    (``jax_enable_x64`` required).
+
+    Args:
+        state: an :class:`~jaxpmac.RNGState`.
+        a: ``> 0``: a Python number or a real scalar array.
+        b: ``> 0``: a Python number or a real scalar array. Concrete non-positive values are a
+            ValueError; traced ones give NaN, as in Hail.
+        lower: optional lower bound of the truncation.
+        upper: optional upper bound. Concrete ``lower > upper`` is a ValueError (Hail would
+            loop forever); so is a truncation with no mass, which no check can see: it loops.
+
+    Returns:
+        A float64 scalar: Hail's value.
+
+    Example:
+        >>> import jax, jaxpmac as jp
+        >>> from jaxpmac import hail
+        >>> with jax.enable_x64(True):
+        ...     print(float(hail.rand_beta(jp.key(1).split_static(-6), 0.5, 0.5, 0.2, 0.8)))
+        0.7912202898593984
+    """
+    check_state(state, name="rand_beta")
+    _needs_x64("rand_beta")
+    a = _check_bound(a, name="rand_beta a", accepts=POSITIVE_ACCEPTS, ok=lambda x: x > 0)
+    b = _check_bound(b, name="rand_beta b", accepts=POSITIVE_ACCEPTS, ok=lambda x: x > 0)
+    bounded = lower is not None or upper is not None
+    lower = _check_real(0.0 if lower is None else lower, name="rand_beta lower")
+    upper = _check_real(1.0 if upper is None else upper, name="rand_beta upper")
+    if bounded and not (_inputs.is_traced(lower) or _inputs.is_traced(upper)):
+        lo, hi = float(np.asarray(lower, np.float64)), float(np.asarray(upper, np.float64))
+        if not lo <= hi:
+            raise ValueError(f"rand_beta lower and upper accept lower <= upper (a non-empty "
+                             f"interval), but were given lower={lo!r}, upper={hi!r}")
+    final_tweak, h = engine.state_hash(state)
+    return _jdistlib.beta(h, a, b, lower, upper, final_tweak=final_tweak, bounded=bounded)
+
+
+def _check_real_vector(value, *, name: str):
+    """A 1-D real array-like (list of numbers or an array), returned as a float64 array."""
+    accepts = "a non-empty list of non-negative numbers or a 1-D real array"
+    if isinstance(value, (list, tuple)):
+        if not value or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                for v in value):
+            raise TypeError(f"{name} accepts {accepts}, but was given {value!r}")
+        value = np.asarray(value, np.float64)
+    if (not isinstance(value, (jax.Array, np.ndarray))
+            or not (jnp.issubdtype(value.dtype, jnp.floating)
+                    or jnp.issubdtype(value.dtype, jnp.integer))
+            or np.ndim(value) != 1 or value.shape[0] == 0):
+        raise TypeError(f"{name} accepts {accepts}, but was given {_inputs.describe(value)}")
+    if not _inputs.is_traced(value):
+        concrete = np.asarray(value, np.float64)
+        if not (concrete >= 0).all():
+            raise ValueError(f"{name} accepts {accepts}, but was given {concrete.tolist()}")
+    return value
+
+
+@sampler(prefix="hail_")
+def rand_dirichlet(state, a) -> jax.Array:
+    """Hail's ``hl.rand_dirichlet(a)``: a point of the simplex, one float per element of ``a``.
+
+    Hail's Python: ``g[j] = rand_gamma(a[j], 1)`` drawn at the message with ``j`` appended
+    (``state.split(j)`` here), ``0.0`` where ``a[j] == 0``, then ``g / sum(g)`` (the sum left to
+    right). Bit for bit with Hail (``jax_enable_x64`` required).
+
+    Args:
+        state: an :class:`~jaxpmac.RNGState`.
+        a: the concentrations, ``>= 0``: a list of numbers or a 1-D real array (its length is
+            static; its values may be traced). All zeros give NaNs (0 / 0), as in Hail.
+
+    Returns:
+        A float64 array of ``a``'s length.
+
+    Example:
+        >>> import jax, jaxpmac as jp
+        >>> from jaxpmac import hail
+        >>> with jax.enable_x64(True):
+        ...     x = hail.rand_dirichlet(jp.key(-3).split_static(8), [0.5, 2.0, 0.0, 3.0])
+        ...     print([round(float(v), 12) for v in x])
+        [0.089731662764, 0.542055607022, 0.0, 0.368212730214]
+    """
+    check_state(state, name="rand_dirichlet")
+    _needs_x64("rand_dirichlet")
+    a = _check_real_vector(a, name="rand_dirichlet a")
+    hashes = [engine.state_hash(state.split(j)) for j in range(a.shape[0])]
+    final_tweak = hashes[0][0]
+    hs = tuple(w.Pair(jnp.stack([h[1][i].hi for h in hashes]),
+                      jnp.stack([h[1][i].lo for h in hashes])) for i in range(4))
+    return _jdistlib.dirichlet(hs, a, final_tweak=final_tweak)
+
+
+@sampler(prefix="hail_")
+def rand_hyper(state, popsize, ngood, nsample) -> jax.Array:
+    """Hail's ``hl.rand_hyper(popsize, ngood, nsample)``: good items in a sample drawn without
+    replacement, an int32.
+
+    ``(int) rhyper(ngood, popsize - ngood, nsample)`` with jdistlib's ``HyperGeometric.random``
+    (R's ``rhyper``, Kachitvichyanukul & Schmeiser 1985: HIN inversion when the mode is within
+    10 of the smallest value, else H2PE), on Hail's engine. Bit for bit with Hail
+    (``jax_enable_x64`` required: the algorithm is float64 throughout).
+
+    Args:
+        state: an :class:`~jaxpmac.RNGState`.
+        popsize: the population size: a Python int in ``[0, 2**31)`` or an integer scalar
+            array.
+        ngood: the good items, ``<= popsize``.
+        nsample: the sample size, ``<= popsize``. Concrete values outside these ranges are a
+            ValueError; traced ones give 0, as Hail does (jdistlib's NaN, cast to int).
+
+    Returns:
+        An int32 scalar: Hail's value.
+
+    Example:
+        >>> import jax, jaxpmac as jp
+        >>> from jaxpmac import hail
+        >>> with jax.enable_x64(True):
+        ...     print(int(hail.rand_hyper(jp.key(1).split_static(-123458), 20, 7, 12)))
+        5
+    """
+    check_state(state, name="rand_hyper")
+    _needs_x64("rand_hyper")
+    popsize = _check_count(popsize, name="rand_hyper popsize")
+    ngood = _check_count(ngood, name="rand_hyper ngood")
+    nsample = _check_count(nsample, name="rand_hyper nsample")
+    concrete = [None if _inputs.is_traced(x) else int(np.asarray(x))
+                for x in (popsize, ngood, nsample)]
+    if concrete[0] is not None:
+        for name, value in (("ngood", concrete[1]), ("nsample", concrete[2])):
+            if value is not None and value > concrete[0]:
+                raise ValueError(f"rand_hyper {name} accepts an int in [0, popsize], but was "
+                                 f"given {value} with popsize={concrete[0]}")
+    final_tweak, h = engine.state_hash(state)
+    return _jdistlib.hyper(h, popsize, ngood, nsample, final_tweak=final_tweak)
+
+
+@sampler(prefix="hail_")
+def rand_multi_hyper(state, colors, nsample) -> jax.Array:
+    """Hail's ``hl.rand_multi_hyper(colors, nsample)``: per color, the items of that color in
+    a sample of ``nsample`` drawn without replacement, an int32 array.
+
+    One engine: ``remaining = sum(colors)``; for each color ``n`` in order,
+    ``remaining -= n``, ``drawn = (int) rhyper(n, remaining, to_sample)`` (jdistlib's
+    ``HyperGeometric.random``), ``to_sample -= drawn``. Bit for bit with Hail
+    (``jax_enable_x64`` required).
+
+    Args:
+        state: an :class:`~jaxpmac.RNGState`.
+        colors: the number of items of each color: a non-empty list of non-negative ints or a
+            1-D integer array (its length static, its values may be traced).
+        nsample: the sample size, ``<= sum(colors)`` (concrete values are checked).
+
+    Returns:
+        An int32 array of ``colors``' length.
+
+    Example:
+        >>> import jax, jaxpmac as jp
+        >>> from jaxpmac import hail
+        >>> with jax.enable_x64(True):
+        ...     print(hail.rand_multi_hyper(jp.key(-3).split_static(-6), [2, 7, 1], 4).tolist())
+        [0, 4, 0]
+    """
+    check_state(state, name="rand_multi_hyper")
+    _needs_x64("rand_multi_hyper")
+    accepts = "a non-empty list of ints in [0, 2**31) or a 1-D integer array"
+    if isinstance(colors, (list, tuple)):
+        if not colors or not all(isinstance(c, int) and not isinstance(c, bool)
+                                 for c in colors):
+            raise TypeError(f"rand_multi_hyper colors accepts {accepts}, but was given "
+                            f"{colors!r}")
+        colors = np.asarray(colors, np.int64)
+    if (not isinstance(colors, (jax.Array, np.ndarray))
+            or not jnp.issubdtype(colors.dtype, jnp.integer) or np.ndim(colors) != 1
+            or colors.shape[0] == 0):
+        raise TypeError(f"rand_multi_hyper colors accepts {accepts}, but was given "
+                        f"{_inputs.describe(colors)}")
+    nsample = _check_count(nsample, name="rand_multi_hyper nsample")
+    if not _inputs.is_traced(colors):
+        concrete = np.asarray(colors, np.int64)
+        if not ((concrete >= 0).all() and (concrete <= INT32_MAX).all()
+                and concrete.sum() <= INT32_MAX):
+            raise ValueError(f"rand_multi_hyper colors accepts {accepts} with a sum below "
+                             f"2**31, but was given {concrete.tolist()}")
+        if not _inputs.is_traced(nsample) and int(np.asarray(nsample)) > concrete.sum():
+            raise ValueError(f"rand_multi_hyper nsample accepts an int in [0, sum(colors)], "
+                             f"but was given {int(np.asarray(nsample))} with sum(colors)="
+                             f"{int(concrete.sum())}")
+        colors = concrete.astype(np.int32)
+    final_tweak, h = engine.state_hash(state)
+    return _jdistlib.multi_hyper(h, colors, nsample, final_tweak=final_tweak)
