@@ -1,9 +1,11 @@
 """Hail's random functions, bit for bit (docs/spec.md section 3; Hail 0.2.139).
 
-Each function draws ONE value (or one array: ``rand_norm2d``, ``shuffle``, ``size=``) from a
-state, exactly as Hail's function of the same name does from the same message, with Hail's
-parameter names (without ``seed``). To draw many, ``vmap`` over states (or call it per state).
-Algorithms and stream words: ``docs/hail.md``.
+Each function draws ONE value (or one array: ``rand_norm2d``, ``shuffle``, ``size=``,
+``rand_dirichlet``, ``rand_multi_hyper``) from a state, exactly as Hail's function of the same
+name does from the same message, with Hail's parameter names (without ``seed``). To draw many,
+``vmap`` over states (or call it per state). Algorithms and stream words: ``docs/hail.md``;
+jdistlib's samplers (``rand_pois``, ``rand_gamma``, ``rand_beta``, ``rand_dirichlet``,
+``rand_hyper``, ``rand_multi_hyper``, x64 only): ``docs/hail_distributions.md``.
 
 **From Hail to a state.** In Hail, ``hl.init(global_seed=G)`` and ``hl.rand_*(..., seed=S)``
 evaluated at uids ``u...`` (for ``hl.utils.range_table(n)`` the row index; inside
