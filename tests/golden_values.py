@@ -141,6 +141,16 @@ def _cases() -> list[Case]:
     hail("rand_int64_n", lambda s: jp.hail.rand_int64(s, 2**62 + 2**61), x64=True)
     hail("rand_int64_ab", lambda s: jp.hail.rand_int64(s, -10**15, 10**15), x64=True)
     hail("shuffle", lambda s: jp.hail.shuffle(s, jnp.arange(12)), x64=False)
+    # jdistlib's samplers (x64 only): each method of rpois and rgamma, a truncated beta.
+    hail("rand_pois_table", lambda s: jp.hail.rand_pois(s, 3.0), x64=True)
+    hail("rand_pois_normal", lambda s: jp.hail.rand_pois(s, 50.0), x64=True)
+    hail("rand_gamma_gs", lambda s: jp.hail.rand_gamma(s, 0.3, 1.0), x64=True)
+    hail("rand_gamma_gd", lambda s: jp.hail.rand_gamma(s, 2.5, 3.0), x64=True)
+    hail("rand_beta_truncated", lambda s: jp.hail.rand_beta(s, 2.0, 5.0, 0.1, 0.4), x64=True)
+    hail("rand_dirichlet", lambda s: jp.hail.rand_dirichlet(s, [0.5, 2.0, 0.0, 3.0]), x64=True)
+    hail("rand_hyper", lambda s: jp.hail.rand_hyper(s, 5000, 1200, 800), x64=True)
+    hail("rand_multi_hyper", lambda s: jp.hail.rand_multi_hyper(s, [1000, 10, 250, 3], 500),
+         x64=True)
     return cases
 
 
