@@ -20,15 +20,16 @@ import numpy as np
 from jax import lax
 from jax.extend import random as jex_random
 
-from jaxpmac._cipher import _stream
+from jaxpmac._cipher import _stream, _threefish
 from jaxpmac._cipher import _words as w
 from jaxpmac._interop import _jax_compat
 from jaxpmac._lowering import _window
 from jaxpmac._lowering._draw_boundary import ends_draw
+from jaxpmac._lowering._platform import by_platform
 from jaxpmac._message import _inputs
 from jaxpmac._samplers import _bits
-from jaxpmac._message._state import (UID_ACCEPTS, WORDS_PER_BLOCK, RNGState, full_block_term,
-                            key as _state_key, last_block)
+from jaxpmac._message._state import (FINAL_TWEAK_FULL, FINAL_TWEAK_PADDED, UID_ACCEPTS,
+                                     WORDS_PER_BLOCK, RNGState, key as _state_key)
 
 # Layout of a key's data: each 64-bit word is two uint32 entries, high half first.
 _SUM = slice(0, 8)            # StaticSum ^ DynSum: 4 words
@@ -63,13 +64,91 @@ def _key_data_of_state(state: RNGState) -> jax.Array:
                             jnp.full((1,), len(pending), jnp.uint32)])
 
 
+# -- one block's cipher ---------------------------------------------------------------------
+# A key's operations encrypt one block at a time under a tweak ``(t0, 0)``: a full dynamic block
+# ``D_b`` under ``(b, 0)`` (a flush) and the first output block under ``(f, 0)`` (a draw of at
+# most 256 bits). Both run here on the key's own layout: a block is ``uint32[8]``, each 64-bit
+# word high half first, and so is the result. On a CPU the cipher is a loop of five steps of four
+# rounds over the block as one ``uint64[2, 2]`` array (rows: words 0 and 2, words 1 and 3), so a
+# step is one kernel and the whole cipher a small loop (the stream's rolled cipher runs one round
+# per step on four separate words: about five kernels a round, a cost that dominated programs
+# that split and draw a few values many times, such as NumPyro's NUTS). Elsewhere the unrolled
+# cipher of every other draw. Same bits as ``_threefish.encrypt`` (tested).
+def _subkey_tables() -> tuple[np.ndarray, np.ndarray]:
+    """Per injection ``s = 0..5``: the static part of subkey ``s`` under tweak ``(t0, 0)`` and
+    where ``t0`` is added, both laid out as the block (``[[k0, k2], [k1, k3]]``)."""
+    ks = _threefish.key_schedule(_threefish.GENERATOR_KEY)
+    static = np.zeros((_N_INJECTIONS, 2, 2), np.uint64)
+    adds_t0 = np.zeros((_N_INJECTIONS, 2, 2), bool)
+    for s in range(_N_INJECTIONS):
+        sub = _threefish.subkey(ks, (0, 0, 0), s)
+        static[s] = [[sub[0], sub[2]], [sub[1], sub[3]]]
+        # The tweak schedule of (t0, 0) is (t0, 0, t0): word 1 adds entry s % 3 of it and
+        # word 2 entry (s + 1) % 3, so each adds t0 where that entry is not 1.
+        adds_t0[s] = [[False, (s + 1) % 3 != 1], [s % 3 != 1, False]]
+    return static, adds_t0
+
+
+_N_INJECTIONS = _threefish.ROUNDS // _threefish.ROUNDS_PER_INJECTION + 1
+_SUBKEYS, _ADDS_T0 = _subkey_tables()
+# Per step (four rounds, then an injection): the rotation amounts of its rounds (rows of the
+# block: words 0/1 and 2/3), and the subkey it ends with.
+_STEP_ROTATIONS = np.array([[_threefish.ROTATIONS[d % 8] for d in range(4 * s, 4 * s + 4)]
+                            for s in range(_N_INJECTIONS - 1)], np.uint64)
+
+
+def _rolled_block(t0: jax.Array, block: jax.Array) -> jax.Array:
+    """The cipher of one block on a CPU: ``t0`` a ``uint32[2]`` word, ``block`` ``uint32[8]``."""
+    with jax.enable_x64(True):
+        def word64(pairs):
+            pairs = pairs.reshape(-1, 2).astype(jnp.uint64)
+            return (pairs[:, 0] << np.uint64(32)) | pairs[:, 1]
+
+        tweak = word64(t0)[0]
+        # Subkey s with its t0 terms, s = 0..5 (a loop invariant: computed once).
+        subkeys = jnp.asarray(_SUBKEYS) + jnp.where(_ADDS_T0, tweak, np.uint64(0))
+
+        def rotl(x, r):
+            return (x << r) | (x >> ((np.uint64(64) - r) & np.uint64(63)))
+
+        def step(s, v):
+            rotations = jnp.asarray(_STEP_ROTATIONS)[s]
+            for i in range(_threefish.ROUNDS_PER_INJECTION):
+                x = v[0] + v[1]                        # v0 + v1, v2 + v3
+                y = rotl(v[1], rotations[i]) ^ x
+                v = jnp.stack([x, y[::-1]])            # the v1/v3 swap
+            return v + subkeys[s + 1]
+
+        words = word64(block)
+        v = jnp.stack([words[0::2], words[1::2]]) + subkeys[0]
+        v = lax.fori_loop(np.int32(0), np.int32(_N_INJECTIONS - 1), step, v)
+        out = jnp.stack([v[0, 0], v[1, 0], v[0, 1], v[1, 1]])
+        return jnp.stack([(out >> np.uint64(32)).astype(jnp.uint32),
+                          out.astype(jnp.uint32)], axis=1).reshape(8)
+
+
+def _unrolled_block(wide: bool):
+    def encrypt(t0: jax.Array, block: jax.Array) -> jax.Array:
+        pairs = _unpack_words(block)
+        out = _threefish.encrypt_words(_threefish.GENERATOR_KEY, (w.Pair(t0[0], t0[1]), 0),
+                                       pairs, native=False, rolled=False, wide=wide)
+        return _pack_words(out)
+    return encrypt
+
+
+def _encrypt_block(t0: jax.Array, block: jax.Array) -> jax.Array:
+    """``E(K, (t0, 0), block)`` on the key layout: ``t0`` ``uint32[2]``, ``block`` ``uint32[8]``."""
+    return by_platform(t0, block, rolled=_rolled_block, elementwise=_unrolled_block(True),
+                       elementwise_pairs=_unrolled_block(False),
+                       result=jax.ShapeDtypeStruct((8,), jnp.uint32))
+
+
 # -- the implementation's operations (each on one key's data) ----------------------------
 def _flush_full_block(data: jax.Array) -> jax.Array:
     """Adds a full last block to the sum and leaves an empty last block."""
+    term = _encrypt_block(data[_N_FULL], data[_PENDING])
     (n_full,) = _unpack_words(data[_N_FULL])
-    term = full_block_term(n_full, _unpack_words(data[_PENDING]))
-    blocks_sum = tuple(w.xor(a, b) for a, b in zip(_unpack_words(data[_SUM]), term))
-    return jnp.concatenate([_pack_words(blocks_sum), _pack_words([w.add(n_full, 1)]),
+    return jnp.concatenate([data[_SUM] ^ term, _pack_words([w.add(n_full, 1)]),
                             jnp.zeros((9,), jnp.uint32)])
 
 
@@ -94,10 +173,16 @@ def _append_word(data: jax.Array, word: w.Pair) -> jax.Array:
     return _place_word(_make_room(data), word)
 
 
-def _message_hash(data: jax.Array) -> tuple[w.Pair, tuple[w.Pair, ...]]:
-    """``(f, H)`` of the key's message, both dynamic (the count decides the padding)."""
-    final_tweak, last = last_block(_unpack_words(data[_PENDING]), data[_COUNT])
-    return final_tweak, tuple(w.xor(a, b) for a, b in zip(_unpack_words(data[_SUM]), last))
+def _message_hash(data: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(f, H)`` of the key's message on the key layout (``uint32[2]``, ``uint32[8]``): the
+    last block's words padded with a word 1 where it is not full (the count is a value)."""
+    count = data[_COUNT]
+    lo_slots = jnp.arange(2 * WORDS_PER_BLOCK, dtype=jnp.uint32)
+    pad = (lo_slots == 2 * count + 1).astype(jnp.uint32)    # the low half of word ``count``
+    h = data[_SUM] ^ data[_PENDING] ^ pad
+    f_lo = jnp.where(count == WORDS_PER_BLOCK, np.uint32(FINAL_TWEAK_FULL & w.MASK32),
+                     np.uint32(FINAL_TWEAK_PADDED & w.MASK32))
+    return jnp.stack([jnp.uint32(FINAL_TWEAK_FULL >> 32), f_lo]), h
 
 
 @jax.jit
@@ -132,14 +217,32 @@ def _split_data(data: jax.Array, shape: tuple[int, ...]) -> jax.Array:
 @ends_draw
 def _random_bits_data(data: jax.Array, bit_width: int, shape: tuple[int, ...]) -> jax.Array:
     dtype = jnp.dtype(f"uint{bit_width}")
-    native = _bits.use_native_words()
+    n = math.prod(shape)
     final_tweak, h = _message_hash(data)
+    if n <= _stream.elements_per_block(dtype):
+        # One output block (NumPyro's and Flax's draws of a few values): its cipher alone.
+        return _one_block_elements(_encrypt_block(final_tweak, h), bit_width)[:n].reshape(shape)
+    native = _bits.use_native_words()
+    final_tweak, h = w.Pair(final_tweak[0], final_tweak[1]), _unpack_words(h)
     if native:
         final_tweak, h = w.to_u64(final_tweak), tuple(w.to_u64(x) for x in h)
-    n = math.prod(shape)
     n_blocks = -(-n // _stream.elements_per_block(dtype))
     flat = _window.counter_stream(h, final_tweak, 0, n_blocks, dtype, native=native)
     return flat[:n].reshape(shape)
+
+
+def _one_block_elements(block: jax.Array, bit_width: int) -> jax.Array:
+    """The stream elements of one output block (``uint32[8]``, high halves first) in order."""
+    pairs = block.reshape(WORDS_PER_BLOCK, 2)
+    if bit_width == 64:
+        return (pairs[:, 0].astype(jnp.uint64) << np.uint64(32)) | pairs[:, 1]
+    low_first = pairs[:, ::-1].reshape(-1)                    # the 32-bit stream
+    if bit_width == 32:
+        return low_first
+    parts = 32 // bit_width
+    shifts = np.arange(parts, dtype=np.uint32) * np.uint32(bit_width)
+    pieces = (low_first[:, None] >> shifts) & np.uint32((1 << bit_width) - 1)
+    return pieces.reshape(-1).astype(jnp.dtype(f"uint{bit_width}"))
 
 
 # jaxpmac's generator as a jax.random implementation: ``jax.random.key(seed, impl=prng_impl)`` is
