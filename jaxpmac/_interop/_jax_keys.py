@@ -64,55 +64,53 @@ def _key_data_of_state(state: RNGState) -> jax.Array:
                             jnp.full((1,), len(pending), jnp.uint32)])
 
 
-# -- one block's cipher ---------------------------------------------------------------------
-# A key's operations encrypt one block at a time under a tweak ``(t0, 0)``: a full dynamic block
-# ``D_b`` under ``(b, 0)`` (a flush) and the first output block under ``(f, 0)`` (a draw of at
-# most 256 bits). Both run here on the key's own layout: a block is ``uint32[8]``, each 64-bit
-# word high half first, and so is the result. On a CPU the cipher is a loop of five steps of four
-# rounds over the block as one ``uint64[2, 2]`` array (rows: words 0 and 2, words 1 and 3), so a
-# step is one kernel and the whole cipher a small loop (the stream's rolled cipher runs one round
-# per step on four separate words: about five kernels a round, a cost that dominated programs
-# that split and draw a few values many times, such as NumPyro's NUTS). Elsewhere the unrolled
-# cipher of every other draw. Same bits as ``_threefish.encrypt`` (tested).
-def _subkey_tables() -> tuple[np.ndarray, np.ndarray]:
-    """Per injection ``s = 0..5``: the static part of subkey ``s`` under tweak ``(t0, 0)`` and
-    where ``t0`` is added, both laid out as the block (``[[k0, k2], [k1, k3]]``)."""
-    ks = _threefish.key_schedule(_threefish.GENERATOR_KEY)
-    static = np.zeros((_N_INJECTIONS, 2, 2), np.uint64)
-    adds_t0 = np.zeros((_N_INJECTIONS, 2, 2), bool)
-    for s in range(_N_INJECTIONS):
-        sub = _threefish.subkey(ks, (0, 0, 0), s)
-        static[s] = [[sub[0], sub[2]], [sub[1], sub[3]]]
-        # The tweak schedule of (t0, 0) is (t0, 0, t0): word 1 adds entry s % 3 of it and
-        # word 2 entry (s + 1) % 3, so each adds t0 where that entry is not 1.
-        adds_t0[s] = [[False, (s + 1) % 3 != 1], [s % 3 != 1, False]]
-    return static, adds_t0
-
-
+# -- a few blocks' cipher -------------------------------------------------------------------
+# A key's operations encrypt a few blocks at a time under tweaks ``(t0, c)``: a full dynamic block
+# ``D_b`` under ``(b, 0)`` (a flush) and the output blocks ``c = 0, 1, ...`` of a small draw under
+# ``(f, c)``. Both run here on the key's own layout: a block is ``uint32[8]``, each 64-bit word
+# high half first, and so is each result. On a CPU the cipher is a loop of five steps of four
+# rounds over the blocks as one ``uint64[2, 2, n]`` array (rows: words 0 and 2, words 1 and 3),
+# so a step is one kernel and the whole cipher a small loop (the stream's rolled cipher runs one
+# round per step on four separate words: about five kernels a round, a cost that dominated
+# programs that split and draw a few values many times, such as NumPyro's NUTS). Elsewhere the
+# unrolled cipher of every other draw. Same bits as ``_threefish.encrypt`` (tested).
+#: Draws of up to this many output blocks (64 uint32 values) take this cipher; longer ones the
+#: stream's (``_window.counter_stream``).
+SMALL_DRAW_MAX_BLOCKS = 8
 _N_INJECTIONS = _threefish.ROUNDS // _threefish.ROUNDS_PER_INJECTION + 1
-_SUBKEYS, _ADDS_T0 = _subkey_tables()
+_KEY_SCHEDULE = _threefish.key_schedule(_threefish.GENERATOR_KEY)
 # Per step (four rounds, then an injection): the rotation amounts of its rounds (rows of the
-# block: words 0/1 and 2/3), and the subkey it ends with.
+# block: words 0/1 and 2/3).
 _STEP_ROTATIONS = np.array([[_threefish.ROTATIONS[d % 8] for d in range(4 * s, 4 * s + 4)]
                             for s in range(_N_INJECTIONS - 1)], np.uint64)
 
 
-def _rolled_block(t0: jax.Array, block: jax.Array) -> jax.Array:
-    """The cipher of one block on a CPU: ``t0`` a ``uint32[2]`` word, ``block`` ``uint32[8]``."""
+def _rolled_blocks(t0: jax.Array, block: jax.Array, n_blocks: int) -> jax.Array:
+    """The cipher on a CPU: ``t0`` a ``uint32[2]`` word, ``block`` ``uint32[8]``; blocks
+    ``c = 0 .. n_blocks - 1`` under tweak ``(t0, c)``, ``uint32[n_blocks, 8]``."""
     with jax.enable_x64(True):
         def word64(pairs):
             pairs = pairs.reshape(-1, 2).astype(jnp.uint64)
             return (pairs[:, 0] << np.uint64(32)) | pairs[:, 1]
 
-        tweak = word64(t0)[0]
-        # Subkey s with its t0 terms, s = 0..5 (a loop invariant: computed once).
-        subkeys = jnp.asarray(_SUBKEYS) + jnp.where(_ADDS_T0, tweak, np.uint64(0))
+        t0 = jnp.broadcast_to(word64(t0), (n_blocks,))
+        t1 = jnp.arange(n_blocks, dtype=jnp.uint64)
+        ts = (t0, t1, t0 ^ t1)
+        zero = jnp.zeros((n_blocks,), jnp.uint64)
+        # The six subkeys, laid out as the blocks (loop invariants: computed once).
+        subkeys = []
+        for s in range(_N_INJECTIONS):
+            sub = _threefish.subkey(_KEY_SCHEDULE, (0, 0, 0), s)
+            static = np.array([[sub[0], sub[2]], [sub[1], sub[3]]], np.uint64)[..., None]
+            subkeys.append(static + jnp.stack([jnp.stack([zero, ts[(s + 1) % 3]]),
+                                               jnp.stack([ts[s % 3], zero])]))
+        subkeys = jnp.stack(subkeys)
 
         def rotl(x, r):
             return (x << r) | (x >> ((np.uint64(64) - r) & np.uint64(63)))
 
         def step(s, v):
-            rotations = jnp.asarray(_STEP_ROTATIONS)[s]
+            rotations = jnp.asarray(_STEP_ROTATIONS)[s][..., None]
             for i in range(_threefish.ROUNDS_PER_INJECTION):
                 x = v[0] + v[1]                        # v0 + v1, v2 + v3
                 y = rotl(v[1], rotations[i]) ^ x
@@ -120,33 +118,39 @@ def _rolled_block(t0: jax.Array, block: jax.Array) -> jax.Array:
             return v + subkeys[s + 1]
 
         words = word64(block)
-        v = jnp.stack([words[0::2], words[1::2]]) + subkeys[0]
+        v = jnp.stack([words[0::2], words[1::2]])[..., None] + subkeys[0]
         v = lax.fori_loop(np.int32(0), np.int32(_N_INJECTIONS - 1), step, v)
-        out = jnp.stack([v[0, 0], v[1, 0], v[0, 1], v[1, 1]])
+        out = jnp.stack([v[0, 0], v[1, 0], v[0, 1], v[1, 1]], axis=1)     # [n, 4]
         return jnp.stack([(out >> np.uint64(32)).astype(jnp.uint32),
-                          out.astype(jnp.uint32)], axis=1).reshape(8)
+                          out.astype(jnp.uint32)], axis=2).reshape(n_blocks, 8)
 
 
-def _unrolled_block(wide: bool):
-    def encrypt(t0: jax.Array, block: jax.Array) -> jax.Array:
-        pairs = _unpack_words(block)
-        out = _threefish.encrypt_words(_threefish.GENERATOR_KEY, (w.Pair(t0[0], t0[1]), 0),
-                                       pairs, native=False, rolled=False, wide=wide)
-        return _pack_words(out)
+def _unrolled_blocks(wide: bool):
+    def encrypt(t0: jax.Array, block: jax.Array, n_blocks: int) -> jax.Array:
+        counter = w.Pair(jnp.zeros((n_blocks,), jnp.uint32),
+                         jnp.arange(n_blocks, dtype=jnp.uint32))
+        out = _threefish.encrypt_words(_threefish.GENERATOR_KEY, (w.Pair(t0[0], t0[1]), counter),
+                                       _unpack_words(block), native=False, rolled=False,
+                                       wide=wide)
+        return jnp.stack([half for x in out for half in (x.hi, x.lo)], axis=1)
     return encrypt
 
 
-def _encrypt_block(t0: jax.Array, block: jax.Array) -> jax.Array:
-    """``E(K, (t0, 0), block)`` on the key layout: ``t0`` ``uint32[2]``, ``block`` ``uint32[8]``."""
-    return by_platform(t0, block, rolled=_rolled_block, elementwise=_unrolled_block(True),
-                       elementwise_pairs=_unrolled_block(False),
-                       result=jax.ShapeDtypeStruct((8,), jnp.uint32))
+def _encrypt_blocks(t0: jax.Array, block: jax.Array, n_blocks: int = 1) -> jax.Array:
+    """``E(K, (t0, c), block)`` for ``c < n_blocks`` on the key layout: ``t0`` ``uint32[2]``,
+    ``block`` ``uint32[8]``, the result ``uint32[n_blocks, 8]``."""
+    def branch(encrypt):
+        return lambda t0, block: encrypt(t0, block, n_blocks)
+    return by_platform(t0, block, rolled=branch(_rolled_blocks),
+                       elementwise=branch(_unrolled_blocks(True)),
+                       elementwise_pairs=branch(_unrolled_blocks(False)),
+                       result=jax.ShapeDtypeStruct((n_blocks, 8), jnp.uint32))
 
 
 # -- the implementation's operations (each on one key's data) ----------------------------
 def _flush_full_block(data: jax.Array) -> jax.Array:
     """Adds a full last block to the sum and leaves an empty last block."""
-    term = _encrypt_block(data[_N_FULL], data[_PENDING])
+    term = _encrypt_blocks(data[_N_FULL], data[_PENDING])[0]
     (n_full,) = _unpack_words(data[_N_FULL])
     return jnp.concatenate([data[_SUM] ^ term, _pack_words([w.add(n_full, 1)]),
                             jnp.zeros((9,), jnp.uint32)])
@@ -219,19 +223,20 @@ def _random_bits_data(data: jax.Array, bit_width: int, shape: tuple[int, ...]) -
     dtype = jnp.dtype(f"uint{bit_width}")
     n = math.prod(shape)
     final_tweak, h = _message_hash(data)
-    if n <= _stream.elements_per_block(dtype):
-        # One output block (NumPyro's and Flax's draws of a few values): its cipher alone.
-        return _one_block_elements(_encrypt_block(final_tweak, h), bit_width)[:n].reshape(shape)
+    n_blocks = -(-n // _stream.elements_per_block(dtype))
+    if n_blocks <= SMALL_DRAW_MAX_BLOCKS:
+        # A few output blocks (NumPyro's and Flax's draws of a few values): their cipher alone.
+        blocks = _encrypt_blocks(final_tweak, h, n_blocks)
+        return jnp.concatenate([_block_elements(b, bit_width) for b in blocks])[:n].reshape(shape)
     native = _bits.use_native_words()
     final_tweak, h = w.Pair(final_tweak[0], final_tweak[1]), _unpack_words(h)
     if native:
         final_tweak, h = w.to_u64(final_tweak), tuple(w.to_u64(x) for x in h)
-    n_blocks = -(-n // _stream.elements_per_block(dtype))
     flat = _window.counter_stream(h, final_tweak, 0, n_blocks, dtype, native=native)
     return flat[:n].reshape(shape)
 
 
-def _one_block_elements(block: jax.Array, bit_width: int) -> jax.Array:
+def _block_elements(block: jax.Array, bit_width: int) -> jax.Array:
     """The stream elements of one output block (``uint32[8]``, high halves first) in order."""
     pairs = block.reshape(WORDS_PER_BLOCK, 2)
     if bit_width == 64:
