@@ -50,7 +50,8 @@ def test_fold_in_chains_and_vmap():
 def test_rolled_blocks_are_threefish():
     rng = np.random.default_rng(0)
     for _ in range(3):
-        t0, words = int(rng.integers(2**63)) * 2 + 1, [int(x) * 3 for x in rng.integers(2**62, size=4)]
+        t0 = int(rng.integers(2**63)) * 2 + 1
+        words = [int(x) * 3 for x in rng.integers(2**62, size=4)]
         block = np.array([half for x in words for half in (x >> 32, x & 0xFFFFFFFF)], np.uint32)
         t0_pair = np.array([t0 >> 32, t0 & 0xFFFFFFFF], np.uint32)
         got = np.asarray(jax.jit(lambda t, b: _jax_keys._rolled_blocks(t, b, 3))(t0_pair, block))
