@@ -177,7 +177,14 @@ def _append_word(data: jax.Array, word: w.Pair) -> jax.Array:
     return _place_word(_make_room(data), word)
 
 
-def _message_hash(data: jax.Array) -> tuple[jax.Array, jax.Array]:
+def _message_hash(data: jax.Array) -> tuple[w.Pair, tuple[w.Pair, ...]]:
+    """``(f, H)`` of the key's message, both dynamic ``Pair`` words (the count decides the
+    padding)."""
+    final_tweak, h = _message_hash_data(data)
+    return w.Pair(final_tweak[0], final_tweak[1]), _unpack_words(h)
+
+
+def _message_hash_data(data: jax.Array) -> tuple[jax.Array, jax.Array]:
     """``(f, H)`` of the key's message on the key layout (``uint32[2]``, ``uint32[8]``): the
     last block's words padded with a word 1 where it is not full (the count is a value)."""
     count = data[_COUNT]
@@ -222,7 +229,7 @@ def _split_data(data: jax.Array, shape: tuple[int, ...]) -> jax.Array:
 def _random_bits_data(data: jax.Array, bit_width: int, shape: tuple[int, ...]) -> jax.Array:
     dtype = jnp.dtype(f"uint{bit_width}")
     n = math.prod(shape)
-    final_tweak, h = _message_hash(data)
+    final_tweak, h = _message_hash_data(data)
     n_blocks = -(-n // _stream.elements_per_block(dtype))
     if n_blocks <= SMALL_DRAW_MAX_BLOCKS:
         # A few output blocks (NumPyro's and Flax's draws of a few values): their cipher alone.
