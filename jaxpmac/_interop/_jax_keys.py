@@ -20,15 +20,16 @@ import numpy as np
 from jax import lax
 from jax.extend import random as jex_random
 
-from jaxpmac._cipher import _stream
+from jaxpmac._cipher import _stream, _threefish
 from jaxpmac._cipher import _words as w
 from jaxpmac._interop import _jax_compat
 from jaxpmac._lowering import _window
 from jaxpmac._lowering._draw_boundary import ends_draw
+from jaxpmac._lowering._platform import by_platform
 from jaxpmac._message import _inputs
 from jaxpmac._samplers import _bits
-from jaxpmac._message._state import (UID_ACCEPTS, WORDS_PER_BLOCK, RNGState, full_block_term,
-                            key as _state_key, last_block)
+from jaxpmac._message._state import (FINAL_TWEAK_FULL, FINAL_TWEAK_PADDED, UID_ACCEPTS,
+                                     WORDS_PER_BLOCK, RNGState, key as _state_key)
 
 # Layout of a key's data: each 64-bit word is two uint32 entries, high half first.
 _SUM = slice(0, 8)            # StaticSum ^ DynSum: 4 words
@@ -63,13 +64,95 @@ def _key_data_of_state(state: RNGState) -> jax.Array:
                             jnp.full((1,), len(pending), jnp.uint32)])
 
 
+# -- a few blocks' cipher -------------------------------------------------------------------
+# A key's operations encrypt a few blocks at a time under tweaks ``(t0, c)``: a full dynamic block
+# ``D_b`` under ``(b, 0)`` (a flush) and the output blocks ``c = 0, 1, ...`` of a small draw under
+# ``(f, c)``. Both run here on the key's own layout: a block is ``uint32[8]``, each 64-bit word
+# high half first, and so is each result. On a CPU the cipher is a loop of five steps of four
+# rounds over the blocks as one ``uint64[2, 2, n]`` array (rows: words 0 and 2, words 1 and 3),
+# so a step is one kernel and the whole cipher a small loop (the stream's rolled cipher runs one
+# round per step on four separate words: about five kernels a round, a cost that dominated
+# programs that split and draw a few values many times, such as NumPyro's NUTS). Elsewhere the
+# unrolled cipher of every other draw. Same bits as ``_threefish.encrypt`` (tested).
+#: Draws of up to this many output blocks (64 uint32 values) take this cipher; longer ones the
+#: stream's (``_window.counter_stream``).
+SMALL_DRAW_MAX_BLOCKS = 8
+_N_INJECTIONS = _threefish.ROUNDS // _threefish.ROUNDS_PER_INJECTION + 1
+_KEY_SCHEDULE = _threefish.key_schedule(_threefish.GENERATOR_KEY)
+# Per step (four rounds, then an injection): the rotation amounts of its rounds (rows of the
+# block: words 0/1 and 2/3).
+_STEP_ROTATIONS = np.array([[_threefish.ROTATIONS[d % 8] for d in range(4 * s, 4 * s + 4)]
+                            for s in range(_N_INJECTIONS - 1)], np.uint64)
+
+
+def _rolled_blocks(t0: jax.Array, block: jax.Array, n_blocks: int) -> jax.Array:
+    """The cipher on a CPU: ``t0`` a ``uint32[2]`` word, ``block`` ``uint32[8]``; blocks
+    ``c = 0 .. n_blocks - 1`` under tweak ``(t0, c)``, ``uint32[n_blocks, 8]``."""
+    with jax.enable_x64(True):
+        def word64(pairs):
+            pairs = pairs.reshape(-1, 2).astype(jnp.uint64)
+            return (pairs[:, 0] << np.uint64(32)) | pairs[:, 1]
+
+        t0 = jnp.broadcast_to(word64(t0), (n_blocks,))
+        t1 = jnp.arange(n_blocks, dtype=jnp.uint64)
+        ts = (t0, t1, t0 ^ t1)
+        zero = jnp.zeros((n_blocks,), jnp.uint64)
+        # The six subkeys, laid out as the blocks (loop invariants: computed once).
+        subkeys = []
+        for s in range(_N_INJECTIONS):
+            sub = _threefish.subkey(_KEY_SCHEDULE, (0, 0, 0), s)
+            static = np.array([[sub[0], sub[2]], [sub[1], sub[3]]], np.uint64)[..., None]
+            subkeys.append(static + jnp.stack([jnp.stack([zero, ts[(s + 1) % 3]]),
+                                               jnp.stack([ts[s % 3], zero])]))
+        subkeys = jnp.stack(subkeys)
+
+        def rotl(x, r):
+            return (x << r) | (x >> ((np.uint64(64) - r) & np.uint64(63)))
+
+        def step(s, v):
+            rotations = jnp.asarray(_STEP_ROTATIONS)[s][..., None]
+            for i in range(_threefish.ROUNDS_PER_INJECTION):
+                x = v[0] + v[1]                        # v0 + v1, v2 + v3
+                y = rotl(v[1], rotations[i]) ^ x
+                v = jnp.stack([x, y[::-1]])            # the v1/v3 swap
+            return v + subkeys[s + 1]
+
+        words = word64(block)
+        v = jnp.stack([words[0::2], words[1::2]])[..., None] + subkeys[0]
+        v = lax.fori_loop(np.int32(0), np.int32(_N_INJECTIONS - 1), step, v)
+        out = jnp.stack([v[0, 0], v[1, 0], v[0, 1], v[1, 1]], axis=1)     # [n, 4]
+        return jnp.stack([(out >> np.uint64(32)).astype(jnp.uint32),
+                          out.astype(jnp.uint32)], axis=2).reshape(n_blocks, 8)
+
+
+def _unrolled_blocks(wide: bool):
+    def encrypt(t0: jax.Array, block: jax.Array, n_blocks: int) -> jax.Array:
+        counter = w.Pair(jnp.zeros((n_blocks,), jnp.uint32),
+                         jnp.arange(n_blocks, dtype=jnp.uint32))
+        out = _threefish.encrypt_words(_threefish.GENERATOR_KEY, (w.Pair(t0[0], t0[1]), counter),
+                                       _unpack_words(block), native=False, rolled=False,
+                                       wide=wide)
+        return jnp.stack([half for x in out for half in (x.hi, x.lo)], axis=1)
+    return encrypt
+
+
+def _encrypt_blocks(t0: jax.Array, block: jax.Array, n_blocks: int = 1) -> jax.Array:
+    """``E(K, (t0, c), block)`` for ``c < n_blocks`` on the key layout: ``t0`` ``uint32[2]``,
+    ``block`` ``uint32[8]``, the result ``uint32[n_blocks, 8]``."""
+    def branch(encrypt):
+        return lambda t0, block: encrypt(t0, block, n_blocks)
+    return by_platform(t0, block, rolled=branch(_rolled_blocks),
+                       elementwise=branch(_unrolled_blocks(True)),
+                       elementwise_pairs=branch(_unrolled_blocks(False)),
+                       result=jax.ShapeDtypeStruct((n_blocks, 8), jnp.uint32))
+
+
 # -- the implementation's operations (each on one key's data) ----------------------------
 def _flush_full_block(data: jax.Array) -> jax.Array:
     """Adds a full last block to the sum and leaves an empty last block."""
+    term = _encrypt_blocks(data[_N_FULL], data[_PENDING])[0]
     (n_full,) = _unpack_words(data[_N_FULL])
-    term = full_block_term(n_full, _unpack_words(data[_PENDING]))
-    blocks_sum = tuple(w.xor(a, b) for a, b in zip(_unpack_words(data[_SUM]), term))
-    return jnp.concatenate([_pack_words(blocks_sum), _pack_words([w.add(n_full, 1)]),
+    return jnp.concatenate([data[_SUM] ^ term, _pack_words([w.add(n_full, 1)]),
                             jnp.zeros((9,), jnp.uint32)])
 
 
@@ -95,9 +178,22 @@ def _append_word(data: jax.Array, word: w.Pair) -> jax.Array:
 
 
 def _message_hash(data: jax.Array) -> tuple[w.Pair, tuple[w.Pair, ...]]:
-    """``(f, H)`` of the key's message, both dynamic (the count decides the padding)."""
-    final_tweak, last = last_block(_unpack_words(data[_PENDING]), data[_COUNT])
-    return final_tweak, tuple(w.xor(a, b) for a, b in zip(_unpack_words(data[_SUM]), last))
+    """``(f, H)`` of the key's message, both dynamic ``Pair`` words (the count decides the
+    padding)."""
+    final_tweak, h = _message_hash_data(data)
+    return w.Pair(final_tweak[0], final_tweak[1]), _unpack_words(h)
+
+
+def _message_hash_data(data: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(f, H)`` of the key's message on the key layout (``uint32[2]``, ``uint32[8]``): the
+    last block's words padded with a word 1 where it is not full (the count is a value)."""
+    count = data[_COUNT]
+    lo_slots = jnp.arange(2 * WORDS_PER_BLOCK, dtype=jnp.uint32)
+    pad = (lo_slots == 2 * count + 1).astype(jnp.uint32)    # the low half of word ``count``
+    h = data[_SUM] ^ data[_PENDING] ^ pad
+    f_lo = jnp.where(count == WORDS_PER_BLOCK, np.uint32(FINAL_TWEAK_FULL & w.MASK32),
+                     np.uint32(FINAL_TWEAK_PADDED & w.MASK32))
+    return jnp.stack([jnp.uint32(FINAL_TWEAK_FULL >> 32), f_lo]), h
 
 
 @jax.jit
@@ -132,14 +228,33 @@ def _split_data(data: jax.Array, shape: tuple[int, ...]) -> jax.Array:
 @ends_draw
 def _random_bits_data(data: jax.Array, bit_width: int, shape: tuple[int, ...]) -> jax.Array:
     dtype = jnp.dtype(f"uint{bit_width}")
+    n = math.prod(shape)
+    final_tweak, h = _message_hash_data(data)
+    n_blocks = -(-n // _stream.elements_per_block(dtype))
+    if n_blocks <= SMALL_DRAW_MAX_BLOCKS:
+        # A few output blocks (NumPyro's and Flax's draws of a few values): their cipher alone.
+        blocks = _encrypt_blocks(final_tweak, h, n_blocks)
+        return jnp.concatenate([_block_elements(b, bit_width) for b in blocks])[:n].reshape(shape)
     native = _bits.use_native_words()
-    final_tweak, h = _message_hash(data)
+    final_tweak, h = w.Pair(final_tweak[0], final_tweak[1]), _unpack_words(h)
     if native:
         final_tweak, h = w.to_u64(final_tweak), tuple(w.to_u64(x) for x in h)
-    n = math.prod(shape)
-    n_blocks = -(-n // _stream.elements_per_block(dtype))
     flat = _window.counter_stream(h, final_tweak, 0, n_blocks, dtype, native=native)
     return flat[:n].reshape(shape)
+
+
+def _block_elements(block: jax.Array, bit_width: int) -> jax.Array:
+    """The stream elements of one output block (``uint32[8]``, high halves first) in order."""
+    pairs = block.reshape(WORDS_PER_BLOCK, 2)
+    if bit_width == 64:
+        return (pairs[:, 0].astype(jnp.uint64) << np.uint64(32)) | pairs[:, 1]
+    low_first = pairs[:, ::-1].reshape(-1)                    # the 32-bit stream
+    if bit_width == 32:
+        return low_first
+    parts = 32 // bit_width
+    shifts = np.arange(parts, dtype=np.uint32) * np.uint32(bit_width)
+    pieces = (low_first[:, None] >> shifts) & np.uint32((1 << bit_width) - 1)
+    return pieces.reshape(-1).astype(jnp.dtype(f"uint{bit_width}"))
 
 
 # jaxpmac's generator as a jax.random implementation: ``jax.random.key(seed, impl=prng_impl)`` is

@@ -1,0 +1,61 @@
+"""Draws of a few values and flushes through ``jaxpmac.prng_impl`` keys take the interop's own
+small cipher (``_jax_keys._encrypt_blocks``): the same bits as ``jp.bits`` at every size around
+its block limits, every width, after every count of dynamic words in a block, and under vmap."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxpmac as jp
+from jaxpmac._cipher import _threefish
+from jaxpmac._interop import _jax_keys
+
+STATE = jp.key(11).split_static("small")
+
+
+@pytest.mark.parametrize("n_words", [0, 1, 3, 4, 5, 8, 9])
+def test_small_draws_equal_the_state_stream(n_words):
+    state = STATE.split(*range(1000, 1000 + n_words))
+    key = jp.as_jax_key(state)
+    draw = jax.jit(lambda k, shape, dtype: jax.random.bits(k, shape, dtype),
+                   static_argnums=(1, 2))
+    for n in (1, 2, 7, 8, 9, 16, 63, 64, 65):
+        for dtype in (jnp.uint8, jnp.uint16, jnp.uint32):
+            np.testing.assert_array_equal(draw(key, (n,), dtype), jp.bits(state, (n,), dtype))
+    np.testing.assert_array_equal(draw(key, (), jnp.uint32), jp.bits(state, (), jnp.uint32))
+
+
+def test_small_draws_uint64():
+    with jax.enable_x64(True):
+        state = STATE.split(1, 2, 3, 4, 5)
+        for n in (1, 4, 5, 32, 33):
+            np.testing.assert_array_equal(
+                jax.random.bits(jp.as_jax_key(state), (n,), jnp.uint64),
+                jp.bits(state, (n,), jnp.uint64))
+
+
+def test_fold_in_chains_and_vmap():
+    key = jp.as_jax_key(STATE)
+    for i in range(9):              # flushes at the fifth and ninth words
+        key = jax.random.fold_in(key, 7 * i)
+    expected = STATE.split(*[7 * i for i in range(9)])
+    np.testing.assert_array_equal(jax.random.bits(key, (3,), jnp.uint32), jp.bits(expected, (3,)))
+    ids = jnp.arange(5, dtype=jnp.uint32)
+    got = jax.vmap(lambda i: jax.random.bits(jax.random.fold_in(key, i), (10,), jnp.uint32))(ids)
+    for i in range(5):
+        np.testing.assert_array_equal(got[i], jp.bits(expected.split(i), (10,)))
+
+
+def test_rolled_blocks_are_threefish():
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        t0 = int(rng.integers(2**63)) * 2 + 1
+        words = [int(x) * 3 for x in rng.integers(2**62, size=4)]
+        block = np.array([half for x in words for half in (x >> 32, x & 0xFFFFFFFF)], np.uint32)
+        t0_pair = np.array([t0 >> 32, t0 & 0xFFFFFFFF], np.uint32)
+        got = np.asarray(jax.jit(lambda t, b: _jax_keys._rolled_blocks(t, b, 3))(t0_pair, block))
+        for c in range(3):
+            want = _threefish.encrypt(_threefish.GENERATOR_KEY, (t0, c), words)
+            assert [(int(got[c, 2 * j]) << 32) | int(got[c, 2 * j + 1]) for j in range(4)] \
+                == list(want)
