@@ -685,6 +685,44 @@ ROWS = [
             "shuffle a accepts a sequence of numbers or a 1-D array, but was given int 5"),
            ("2-D a", "hail.shuffle(S, np.ones((2, 2)))", ValueError,
             "but was given array of dtype float64 and shape (2, 2)")),
+    # jdistlib's samplers: x64 first (their domain errors, with x64 on, are in
+    # tests/hail/test_hail_distributions.py).
+    *_rows("hail.rand_pois",
+           ("state not an RNGState", "hail.rand_pois(None, 3.0)", TypeError,
+            f"rand_pois {STATE}"),
+           ("x64 off", "hail.rand_pois(S, 3.0)", TypeError,
+            "rand_pois reproduces Hail's float64 computation (jdistlib's rejection samplers), "
+            "which needs 64-bit types: enable them with")),
+    *_rows("hail.rand_gamma",
+           ("state not an RNGState", "hail.rand_gamma(None, 2.0, 1.0)", TypeError,
+            f"rand_gamma {STATE}"),
+           ("x64 off", "hail.rand_gamma(S, 2.0, 1.0)", TypeError,
+            "rand_gamma reproduces Hail's float64 computation (jdistlib's rejection samplers), "
+            "which needs 64-bit types: enable them with")),
+    *_rows("hail.rand_beta",
+           ("state not an RNGState", "hail.rand_beta(None, 2.0, 3.0)", TypeError,
+            f"rand_beta {STATE}"),
+           ("x64 off", "hail.rand_beta(S, 2.0, 3.0)", TypeError,
+            "rand_beta reproduces Hail's float64 computation (jdistlib's rejection samplers), "
+            "which needs 64-bit types: enable them with")),
+    *_rows("hail.rand_dirichlet",
+           ("state not an RNGState", "hail.rand_dirichlet(None, [1.0, 2.0])", TypeError,
+            f"rand_dirichlet {STATE}"),
+           ("x64 off", "hail.rand_dirichlet(S, [1.0, 2.0])", TypeError,
+            "rand_dirichlet reproduces Hail's float64 computation (jdistlib's rejection samplers), "
+            "which needs 64-bit types: enable them with")),
+    *_rows("hail.rand_hyper",
+           ("state not an RNGState", "hail.rand_hyper(None, 10, 4, 3)", TypeError,
+            f"rand_hyper {STATE}"),
+           ("x64 off", "hail.rand_hyper(S, 10, 4, 3)", TypeError,
+            "rand_hyper reproduces Hail's float64 computation (jdistlib's rejection samplers), "
+            "which needs 64-bit types: enable them with")),
+    *_rows("hail.rand_multi_hyper",
+           ("state not an RNGState", "hail.rand_multi_hyper(None, [1, 2], 2)", TypeError,
+            f"rand_multi_hyper {STATE}"),
+           ("x64 off", "hail.rand_multi_hyper(S, [1, 2], 2)", TypeError,
+            "rand_multi_hyper reproduces Hail's float64 computation (jdistlib's rejection samplers), "
+            "which needs 64-bit types: enable them with")),
     # -- jax.random interop ----------------------------------------------------------------
     *_rows("as_jax_key",
            ("int", "jp.as_jax_key(0)", TypeError, f"as_jax_key {STATE} int 0"),
