@@ -125,25 +125,29 @@ def _check_real(value, *, name: str):
     return value
 
 
-def _check_n(n, *, name: str):
+def _check_n(n, *, name: str, bits: int = 32):
+    """Hail's bound ``n`` of ``rand_int32(n)`` (``bits`` 32) or ``rand_int64(n)`` (64): a
+    Python int in ``[1, 2**(bits-1))`` or an integer scalar array, as an int32 / int64."""
+    accepts, largest = (N_ACCEPTS, INT32_MAX) if bits == 32 else (N64_ACCEPTS, INT64_MAX)
+    dtype = np.int32 if bits == 32 else np.int64
     if isinstance(n, (bool, np.bool_)) or isinstance(n, float):
-        raise TypeError(f"{name} accepts {N_ACCEPTS}, but was given {_inputs.describe(n)}")
+        raise TypeError(f"{name} accepts {accepts}, but was given {_inputs.describe(n)}")
     if isinstance(n, int):
-        if not 1 <= n <= INT32_MAX:
-            raise ValueError(f"{name} accepts {N_ACCEPTS}, but was given {n}")
-        return np.int32(n)
+        if not 1 <= n <= largest:
+            raise ValueError(f"{name} accepts {accepts}, but was given {n}")
+        return dtype(n)
     if not isinstance(n, (jax.Array, np.ndarray, np.generic)):
-        raise TypeError(f"{name} accepts {N_ACCEPTS}, but was given {_inputs.describe(n)}")
+        raise TypeError(f"{name} accepts {accepts}, but was given {_inputs.describe(n)}")
     if not jnp.issubdtype(n.dtype, jnp.integer):
-        raise TypeError(f"{name} accepts {N_ACCEPTS}, but was given {_inputs.describe(n)}")
+        raise TypeError(f"{name} accepts {accepts}, but was given {_inputs.describe(n)}")
     if np.ndim(n) != 0:
-        raise ValueError(f"{name} accepts {N_ACCEPTS}, but was given {_inputs.describe(n)}")
+        raise ValueError(f"{name} accepts {accepts}, but was given {_inputs.describe(n)}")
     if not _inputs.is_traced(n):
         value = int(np.asarray(n))
-        if not 1 <= value <= INT32_MAX:
-            raise ValueError(f"{name} accepts {N_ACCEPTS}, but was given {value} "
+        if not 1 <= value <= largest:
+            raise ValueError(f"{name} accepts {accepts}, but was given {value} "
                              f"({_inputs.describe(n)})")
-        return np.int32(value)
+        return dtype(value)
     return n
 
 
@@ -187,28 +191,6 @@ def _bound_difference(a, b, *, fn: str, bits: int):
         return dtype(a), dtype(b - a)
     a, b = (jnp.asarray(v, dtype) if isinstance(v, int) else v.astype(dtype) for v in (a, b))
     return a, b - a          # wraps, as Hail's int32 / int64 arithmetic
-
-
-def _check_n64(n, *, name: str):
-    if isinstance(n, (bool, np.bool_)) or isinstance(n, float):
-        raise TypeError(f"{name} accepts {N64_ACCEPTS}, but was given {_inputs.describe(n)}")
-    if isinstance(n, int):
-        if not 1 <= n <= INT64_MAX:
-            raise ValueError(f"{name} accepts {N64_ACCEPTS}, but was given {n}")
-        return np.int64(n)
-    if not isinstance(n, (jax.Array, np.ndarray, np.generic)):
-        raise TypeError(f"{name} accepts {N64_ACCEPTS}, but was given {_inputs.describe(n)}")
-    if not jnp.issubdtype(n.dtype, jnp.integer):
-        raise TypeError(f"{name} accepts {N64_ACCEPTS}, but was given {_inputs.describe(n)}")
-    if np.ndim(n) != 0:
-        raise ValueError(f"{name} accepts {N64_ACCEPTS}, but was given {_inputs.describe(n)}")
-    if not _inputs.is_traced(n):
-        value = int(np.asarray(n))
-        if not 1 <= value <= INT64_MAX:
-            raise ValueError(f"{name} accepts {N64_ACCEPTS}, but was given {value} "
-                             f"({_inputs.describe(n)})")
-        return np.int64(value)
-    return n
 
 
 def _check_size(size, *, name: str):
@@ -443,7 +425,7 @@ def rand_int64(state, a=None, b=None) -> jax.Array:
         final_tweak, h = engine.state_hash(state)
         return engine.word0_int64(h, final_tweak=final_tweak)
     if b is None:
-        offset, n = None, _check_n64(a, name="rand_int64 a")
+        offset, n = None, _check_n(a, name="rand_int64 a", bits=64)
     else:
         offset, n = _bound_difference(a, b, fn="rand_int64", bits=64)
     final_tweak, h = engine.state_hash(state)
