@@ -98,6 +98,8 @@ def divide_exact(a, b) -> jax.Array:
 
 def two_sum(a, b):
     """``(s, e)`` with ``s = fl(a + b)`` and ``s + e = a + b`` exactly (Knuth)."""
+    # Operands rounded on their own: a caller's product must not fuse into these sums.
+    a, b = rounded(a), rounded(b)
     s = rounded(a + b)
     bb = rounded(s - a)
     return s, (a - rounded(s - bb)) + (b - bb)

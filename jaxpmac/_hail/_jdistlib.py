@@ -743,7 +743,7 @@ def rhyper(eng, nn1, nn2, kk):
     def h2pe_body(carry):
         eng, _, done = carry
         eng, uv = next_doubles(eng, 2)
-        u = uv[..., 0] * p3
+        u = R(uv[..., 0] * p3)           # rounded: Java's product, not fused into xl + u
         v = uv[..., 1]
         log_v = cr.log(v)
         rect = u < p1
