@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 
 import hypothesis
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -206,8 +207,9 @@ def _assert_log_close(got, log_expected, scales):
 def test_gamma_is_marsaglia_tsang_on_fixed_words(nonce, label_list, message, alpha):
     expected, ambiguous = rs.log_gamma(rs.Message(nonce, label_list, message), alpha, MARGIN)
     assume(not ambiguous)
-    got = jp.gamma(_state(nonce, label_list, message), np.array(alpha, np.float32),
-                   dtype=jnp.float32)
+    state = _state(nonce, label_list, message)
+    # Traced: concrete values outside the domain are a ValueError (docs/errors.md).
+    got = jax.jit(lambda a: jp.gamma(state, a, dtype=jnp.float32))(np.array(alpha, np.float32))
     _assert_log_close(got, [e["value"] for e in expected], [e["scale"] for e in expected])
 
 
@@ -215,8 +217,9 @@ def test_gamma_is_marsaglia_tsang_on_fixed_words(nonce, label_list, message, alp
 @given(word_values, label_lists, messages)
 def test_gamma_edge_values(nonce, label_list, message):
     alpha = [0.0, math.inf, -1.0, math.nan]
-    got = jp.gamma(_state(nonce, label_list, message), np.array(alpha, np.float32),
-                   dtype=jnp.float32)
+    state = _state(nonce, label_list, message)
+    # Traced: concrete values outside the domain are a ValueError (docs/errors.md).
+    got = jax.jit(lambda a: jp.gamma(state, a, dtype=jnp.float32))(np.array(alpha, np.float32))
     np.testing.assert_array_equal(np.asarray(got), [0.0, math.inf, math.nan, math.nan])
 
 
@@ -268,8 +271,9 @@ def test_poisson_is_inversion_or_ptrs_on_fixed_words(nonce, label_list, message,
     expected, ambiguous = rs.poisson(rs.Message(nonce, label_list, message), lam,
                                       COUNT_MARGIN)
     assume(not ambiguous)
-    got = jp.poisson(_state(nonce, label_list, message), np.array(lam, np.float32),
-                     dtype=jnp.int32)
+    state = _state(nonce, label_list, message)
+    # Traced: concrete values outside the domain are a ValueError (docs/errors.md).
+    got = jax.jit(lambda lam: jp.poisson(state, lam, dtype=jnp.int32))(np.array(lam, np.float32))
     assert np.asarray(got).tolist() == expected
 
 
@@ -278,8 +282,9 @@ def test_poisson_is_inversion_or_ptrs_on_fixed_words(nonce, label_list, message,
 def test_poisson_edge_values(nonce, label_list, message):
     lam = [0.0, -1.0, math.nan, math.inf]
     expected, _ = rs.poisson(rs.Message(nonce, label_list, message), lam, MARGIN)
-    got = jp.poisson(_state(nonce, label_list, message), np.array(lam, np.float32),
-                     dtype=jnp.int32)
+    state = _state(nonce, label_list, message)
+    # Traced: concrete values outside the domain are a ValueError (docs/errors.md).
+    got = jax.jit(lambda lam: jp.poisson(state, lam, dtype=jnp.int32))(np.array(lam, np.float32))
     assert np.asarray(got).tolist() == expected == [0, -1, -1, 2 ** 31 - 1]
 
 
@@ -548,8 +553,9 @@ probabilities = st.one_of(floats32(1e-6, 1), floats32(0.5, 1), st.sampled_from([
 def test_geometric_is_inversion_of_word_i(nonce, label_list, message, probs):
     expected, ambiguous = rs.geometric(rs.Message(nonce, label_list, message), probs, MARGIN)
     assume(not ambiguous)
-    got = jp.geometric(_state(nonce, label_list, message), np.array(probs, np.float32),
-                       dtype=jnp.int32)
+    state = _state(nonce, label_list, message)
+    # Traced: concrete values outside the domain are a ValueError (docs/errors.md).
+    got = jax.jit(lambda p: jp.geometric(state, p, dtype=jnp.int32))(np.array(probs, np.float32))
     assert np.asarray(got).tolist() == expected
 
 
@@ -558,7 +564,8 @@ def test_geometric_is_inversion_of_word_i(nonce, label_list, message, probs):
 def test_geometric_edge_values(nonce, label_list, message):
     probs = [0.0, 1.0, -0.5, 1.5, math.nan, 1e-30]
     expected, _ = rs.geometric(rs.Message(nonce, label_list, message), probs, MARGIN)
-    got = jp.geometric(_state(nonce, label_list, message), np.array(probs, np.float32),
-                       dtype=jnp.int32)
+    state = _state(nonce, label_list, message)
+    # Traced: concrete values outside the domain are a ValueError (docs/errors.md).
+    got = jax.jit(lambda p: jp.geometric(state, p, dtype=jnp.int32))(np.array(probs, np.float32))
     top = 2 ** 31 - 1
     assert np.asarray(got).tolist() == expected == [top, 1, -1, -1, -1, top]
