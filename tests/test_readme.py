@@ -43,28 +43,30 @@ LINKED_PAGES = sorted({README, ROOT / "benchmarks" / "README.md",
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
+def _without_fences(text):
+    return re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+
+
 def _prose(text):
     """The text without fenced code blocks and inline code spans, where brackets are code."""
-    text = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
-    return re.sub(r"`[^`\n]*`", "", text)
+    return re.sub(r"`[^`\n]*`", "", _without_fences(text))
+
+
+def _headings(page):
+    """A page's headings, fenced code blocks (whose lines may start with '#') left out."""
+    return re.findall(r"^#{1,6} +(.+?) *#*$", _without_fences(page.read_text()), flags=re.M)
 
 
 def _anchors(page):
     """GitHub's anchors for a page's headings: lower case, punctuation dropped, spaces as
     hyphens, a repeated heading numbered ``-1``, ``-2``, ..."""
     seen, anchors = {}, set()
-    for heading in re.findall(r"^#{1,6} +(.+?) *#*$", _prose_headings(page), flags=re.M):
+    for heading in _headings(page):
         slug = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
         count = seen.get(slug, 0)
         seen[slug] = count + 1
         anchors.add(slug if count == 0 else f"{slug}-{count}")
     return anchors
-
-
-def _prose_headings(page):
-    # Headings keep their inline code's text (GitHub's anchor keeps it, without the backticks);
-    # only fenced blocks, whose lines may start with '#', are dropped.
-    return re.sub(r"^```.*?^```", "", page.read_text(), flags=re.S | re.M)
 
 
 def _links(page):
