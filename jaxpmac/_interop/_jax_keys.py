@@ -22,7 +22,7 @@ from jax.extend import random as jex_random
 
 from jaxpmac._cipher import _stream, _threefish
 from jaxpmac._cipher import _words as w
-from jaxpmac._interop import _jax_compat
+from jaxpmac._interop import _jax_internals
 from jaxpmac._lowering import _window
 from jaxpmac._lowering._draw_boundary import ends_draw
 from jaxpmac._lowering._platform import by_platform
@@ -284,8 +284,9 @@ IMPL_NAME = "pmac"
 prng_impl = jex_random.define_prng_impl(
     key_shape=KEY_SHAPE, seed=_seed, split=_split, random_bits=_random_bits, fold_in=_fold_in,
     name=IMPL_NAME, tag=IMPL_NAME)
-_jax_compat.register_prng_name(prng_impl)
-_jax_compat.register_export_dtype(jax.eval_shape(lambda: jax.random.key(0, impl=prng_impl)).dtype)
+_jax_internals.register_prng_name(prng_impl)
+_jax_internals.register_export_dtype(
+    jax.eval_shape(lambda: jax.random.key(0, impl=prng_impl)).dtype)
 
 
 # -- public helpers -----------------------------------------------------------------------
