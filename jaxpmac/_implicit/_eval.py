@@ -305,8 +305,8 @@ class Evaluator:
 def bind(eqn, invals):
     params = eqn.primitive.get_bind_params(eqn.params)
     if eqn.primitive.name in tbl.VARYING_CASTS and "axes" in params:
-        # A draw under shard_map may now vary over axes JAX typed it invariant over (the pass
-        # gives each shard its window): cast only over the axes the value does not vary over.
+        # After the pass a draw under shard_map may vary over axes JAX typed it invariant over
+        # (the pass gives each shard its window): cast only over the axes it does not vary over.
         varying = tbl.varying_value(invals[0])
         missing = tuple(a for a in params["axes"] if a not in varying)
         if not missing:

@@ -71,7 +71,7 @@ def _key_data_of_state(state: RNGState) -> jax.Array:
 # high half first, and so is each result. On a CPU the cipher is a loop of five steps of four
 # rounds over the blocks as one ``uint64[2, 2, n]`` array (rows: words 0 and 2, words 1 and 3),
 # so a step is one kernel and the whole cipher a small loop (the stream's rolled cipher runs one
-# round per step on four separate words: about five kernels a round, a cost that dominated
+# round per step on four separate words: about five kernels a round, a cost that dominates
 # programs that split and draw a few values many times, such as NumPyro's NUTS). Elsewhere the
 # unrolled cipher of every other draw. Same bits as ``_threefish.encrypt`` (tested).
 #: Draws of up to this many output blocks (64 uint32 values) take this cipher; longer ones the
