@@ -27,10 +27,11 @@ from jaxpmac._implicit._draw import keyed_by
 from jaxpmac._samplers._registry import SAMPLERS as _SAMPLERS
 
 
-def _keyless(sampler: str, explicit: Callable) -> Callable:
-    """``explicit``'s keyless twin: the same parameters after ``state``, bound as it binds
-    them, and a keyword-only ``name``, drawn by :func:`jaxpmac._implicit._draw.draw`."""
-    signature = inspect.signature(explicit)
+def _keyless(sampler: str) -> Callable:
+    """The keyless twin of the registered sampler ``sampler``: the same parameters after
+    ``state``, bound as it binds them, and a keyword-only ``name``, drawn by
+    :func:`jaxpmac._implicit._draw.draw`."""
+    signature = inspect.signature(_SAMPLERS[sampler])
     parameters = list(signature.parameters.values())[1:]
     sampler_signature = signature.replace(parameters=parameters)
     signature = signature.replace(parameters=[*parameters, inspect.Parameter(
@@ -51,6 +52,116 @@ def _keyless(sampler: str, explicit: Callable) -> Callable:
     return keyless
 
 
-# jaxpmac/__init__.py imports every sampler module before this one, so the registry is full.
-__all__ = sorted([*_SAMPLERS, "keyed_by"])
-globals().update({name: _keyless(name, _SAMPLERS[name]) for name in _SAMPLERS})
+# One keyless function per registered sampler (jaxpmac/__init__.py imports every sampler module
+# before this one, so the registry is full). tests/test_rand_names.py checks this block against
+# the registry; `python tests/test_rand_names.py` rewrites it.
+# BEGIN keyless samplers
+__all__ = [
+    "ball",
+    "bernoulli",
+    "beta",
+    "binomial",
+    "bits",
+    "categorical",
+    "cauchy",
+    "chisquare",
+    "choice",
+    "dirichlet",
+    "double_sided_maxwell",
+    "exponential",
+    "f",
+    "gamma",
+    "generalized_normal",
+    "geometric",
+    "gumbel",
+    "hail_rand_beta",
+    "hail_rand_bool",
+    "hail_rand_cat",
+    "hail_rand_dirichlet",
+    "hail_rand_gamma",
+    "hail_rand_hyper",
+    "hail_rand_int32",
+    "hail_rand_int64",
+    "hail_rand_multi_hyper",
+    "hail_rand_norm",
+    "hail_rand_norm2d",
+    "hail_rand_pois",
+    "hail_rand_unif",
+    "hail_shuffle",
+    "keyed_by",
+    "laplace",
+    "loggamma",
+    "logistic",
+    "lognormal",
+    "maxwell",
+    "multinomial",
+    "multivariate_normal",
+    "normal",
+    "orthogonal",
+    "pareto",
+    "permutation",
+    "poisson",
+    "rademacher",
+    "randint",
+    "rayleigh",
+    "t",
+    "triangular",
+    "truncated_normal",
+    "uniform",
+    "wald",
+    "weibull_min",
+]
+
+ball = _keyless("ball")
+bernoulli = _keyless("bernoulli")
+beta = _keyless("beta")
+binomial = _keyless("binomial")
+bits = _keyless("bits")
+categorical = _keyless("categorical")
+cauchy = _keyless("cauchy")
+chisquare = _keyless("chisquare")
+choice = _keyless("choice")
+dirichlet = _keyless("dirichlet")
+double_sided_maxwell = _keyless("double_sided_maxwell")
+exponential = _keyless("exponential")
+f = _keyless("f")
+gamma = _keyless("gamma")
+generalized_normal = _keyless("generalized_normal")
+geometric = _keyless("geometric")
+gumbel = _keyless("gumbel")
+hail_rand_beta = _keyless("hail_rand_beta")
+hail_rand_bool = _keyless("hail_rand_bool")
+hail_rand_cat = _keyless("hail_rand_cat")
+hail_rand_dirichlet = _keyless("hail_rand_dirichlet")
+hail_rand_gamma = _keyless("hail_rand_gamma")
+hail_rand_hyper = _keyless("hail_rand_hyper")
+hail_rand_int32 = _keyless("hail_rand_int32")
+hail_rand_int64 = _keyless("hail_rand_int64")
+hail_rand_multi_hyper = _keyless("hail_rand_multi_hyper")
+hail_rand_norm = _keyless("hail_rand_norm")
+hail_rand_norm2d = _keyless("hail_rand_norm2d")
+hail_rand_pois = _keyless("hail_rand_pois")
+hail_rand_unif = _keyless("hail_rand_unif")
+hail_shuffle = _keyless("hail_shuffle")
+laplace = _keyless("laplace")
+loggamma = _keyless("loggamma")
+logistic = _keyless("logistic")
+lognormal = _keyless("lognormal")
+maxwell = _keyless("maxwell")
+multinomial = _keyless("multinomial")
+multivariate_normal = _keyless("multivariate_normal")
+normal = _keyless("normal")
+orthogonal = _keyless("orthogonal")
+pareto = _keyless("pareto")
+permutation = _keyless("permutation")
+poisson = _keyless("poisson")
+rademacher = _keyless("rademacher")
+randint = _keyless("randint")
+rayleigh = _keyless("rayleigh")
+t = _keyless("t")
+triangular = _keyless("triangular")
+truncated_normal = _keyless("truncated_normal")
+uniform = _keyless("uniform")
+wald = _keyless("wald")
+weibull_min = _keyless("weibull_min")
+# END keyless samplers

@@ -8,8 +8,8 @@ import jaxpmac
 
 PACKAGE = pathlib.Path(jaxpmac.__file__).resolve().parent
 # The one module allowed to reach into JAX's internals; it says why, and its use is tested on
-# every supported jax (test_jax_interop's lookup by name, test_implicit's scan layouts).
-INTERNALS_MODULE = PACKAGE / "_interop" / "_jax_compat.py"
+# every supported jax (test_jax_interop: lookup of the implementation by name, jax.export).
+INTERNALS_MODULE = PACKAGE / "_interop" / "_jax_internals.py"
 
 
 def _imported_modules(path: pathlib.Path) -> set[str]:
@@ -23,11 +23,25 @@ def _imported_modules(path: pathlib.Path) -> set[str]:
     return names
 
 
-def test_only_the_compat_module_imports_jax_internals():
-    offenders = {str(path.relative_to(PACKAGE)): sorted(n for n in _imported_modules(path)
-                                                        if n.startswith("jax._src"))
-                 for path in PACKAGE.rglob("*.py") if path != INTERNALS_MODULE}
-    assert {k: v for k, v in offenders.items() if v} == {}
+def _jax_internals_used(path: pathlib.Path) -> list[str]:
+    """What ``path`` reaches of ``jax._src``: imports of it, ``._src`` attributes and strings that
+    name it (``importlib.import_module("jax._src...")``)."""
+    used = {name for name in _imported_modules(path) if name.startswith("jax._src")}
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Attribute) and node.attr == "_src":
+            used.add(f"{ast.unparse(node)} (attribute)")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and (
+                node.value.startswith(("jax._src", "jax/_src"))):
+            used.add(f"{node.value!r} (string)")
+    return sorted(used)
+
+
+def test_only_the_internals_module_uses_jax_internals():
+    used = {str(path.relative_to(PACKAGE)): _jax_internals_used(path)
+            for path in PACKAGE.rglob("*.py")}
+    assert used.pop(str(INTERNALS_MODULE.relative_to(PACKAGE))), (
+        f"{INTERNALS_MODULE} is named the internals module but uses no jax._src")
+    assert {module: names for module, names in used.items() if names} == {}
 
 
 def _module_name(path: pathlib.Path) -> str:

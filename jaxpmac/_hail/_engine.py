@@ -4,8 +4,8 @@ Hail 0.2.139 draws from the 64-bit stream ``T_0[0], T_0[1], ...`` of a state in 
 
 * ``rand_unif`` and ``rand_bool`` read the four words of ``T_0`` at once (``_rand_unif``);
 * everything else goes through ``ThreefryRandomEngine``: ``nextLong`` returns the next word,
-  ``nextInt`` the next word's HIGH half and then its LOW half (an earlier text of the
-  specification said low first; Hail's code and its published outputs say high first),
+  ``nextInt`` the next word's HIGH half and then its LOW half (as Hail's code and its
+  published outputs have it, though one text of the specification says low first),
   ``nextDouble`` one word, or two when the first has twelve or more trailing zeros (or more,
   after all-zero words).
 
@@ -236,9 +236,9 @@ def unit_uniform_bits(block0: tuple[w.Pair, ...]) -> w.Pair:
 def uniform(h, lower, upper, *, final_tweak: int) -> jax.Array:
     """``u * (upper - lower) + lower`` with Hail's ``u`` (float64 with x64, else float32)."""
     u = bits_to_float(unit_uniform_bits(output_block(h, final_tweak, 0)))
-    # On a CPU, ``u`` passes a barrier: vmapped, jax 0.12's XLA (LLVM's loop vectorizer) took
-    # 80-100 s to compile the cipher and ``rounded``'s integer minimums in one loop, against
-    # 0.5 s apart (benchmarks/README.md, "Compile time of vmapped Hail draws").
+    # On a CPU, ``u`` passes a barrier: vmapped, jax 0.12's XLA (LLVM's loop vectorizer) takes
+    # 80-100 s to compile the cipher and ``rounded``'s integer minimums in one loop, and 0.5 s
+    # with them apart (benchmarks/README.md, "Compile time of vmapped Hail draws").
     u = cpu_barrier(u)
     dtype = float_dtype()
     lower, upper = jnp.asarray(lower, dtype), jnp.asarray(upper, dtype)
@@ -654,7 +654,7 @@ def categorical(h, prob, *, final_tweak: int) -> jax.Array:
     dtype = float_dtype()
     prob = jnp.asarray(prob, dtype)
     # A CPU barrier on ``u``, as in :func:`uniform`: vmapped on jax 0.12, the cipher and the
-    # map in one loop took XLA 3 minutes to compile.
+    # map in one loop take XLA 3 minutes to compile.
     u = cpu_barrier(bits_to_float(unit_uniform_bits(output_block(h, final_tweak, 0))))
     total = lax.scan(lambda s, p: (s + p, None), jnp.zeros((), dtype), prob)[0]
     r = _fixed_math.rounded(u * total)

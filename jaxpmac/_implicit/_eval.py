@@ -34,7 +34,7 @@ from jax.extend import core as jex
 
 from jaxpmac._implicit import _draw as draw
 from jaxpmac._implicit import _table as tbl
-from jaxpmac._interop import _jax_compat
+from jaxpmac._interop import _jaxpr_readers
 from jaxpmac._samplers import _stream_marks
 
 # Call primitives that carry a user's derivative rule (jax's names across versions).
@@ -260,8 +260,8 @@ class Evaluator:
                 f"every shard). JAX's error: {error}") from error
 
     def scan(self, row, eqn, invals, loops):
-        n_consts, n_carry = _jax_compat.scan_layout(eqn.params)
-        options = _jax_compat.scan_options(eqn.params)
+        n_consts, n_carry = _jaxpr_readers.scan_layout(eqn.params)
+        options = _jaxpr_readers.scan_options(eqn.params)
         consts = invals[:n_consts]
         init = invals[n_consts:n_consts + n_carry]
         xs = invals[n_consts + n_carry:]
@@ -276,7 +276,7 @@ class Evaluator:
         return [*carry, *ys]
 
     def while_loop(self, row, eqn, invals, loops):
-        n_cond, n_body = _jax_compat.while_layout(eqn.params)
+        n_cond, n_body = _jaxpr_readers.while_layout(eqn.params)
         cond_consts = invals[:n_cond]
         body_consts = invals[n_cond:n_cond + n_body]
         init = invals[n_cond + n_body:]
@@ -305,8 +305,8 @@ class Evaluator:
 def bind(eqn, invals):
     params = eqn.primitive.get_bind_params(eqn.params)
     if eqn.primitive.name in tbl.VARYING_CASTS and "axes" in params:
-        # A draw under shard_map may now vary over axes JAX typed it invariant over (the pass
-        # gives each shard its window): cast only over the axes the value does not vary over.
+        # After the pass a draw under shard_map may vary over axes JAX typed it invariant over
+        # (the pass gives each shard its window): cast only over the axes it does not vary over.
         varying = tbl.varying_value(invals[0])
         missing = tuple(a for a in params["axes"] if a not in varying)
         if not missing:

@@ -44,7 +44,7 @@ import numpy as np
 from jax.extend import core as jex
 
 from jaxpmac._implicit._draw import draw_p, sampler
-from jaxpmac._interop import _jax_compat
+from jaxpmac._interop import _jaxpr_readers
 
 LOOPS = frozenset({"scan", "while"})
 TRANSPARENT = frozenset({"cond", "jit", "pjit", "custom_jvp_call", "custom_vjp_call",
@@ -519,11 +519,11 @@ def dataflow_subs(eqn):
     params, name = eqn.params, eqn.primitive.name
     if name == "scan":
         body = open_jaxpr(params["jaxpr"])
-        n_consts, _ = _jax_compat.scan_layout(params)
+        n_consts, _ = _jaxpr_readers.scan_layout(params)
         return [(body, eqn.invars, set(range(n_consts, len(body.invars))))]
     if name == "while":
         cond, body = open_jaxpr(params["cond_jaxpr"]), open_jaxpr(params["body_jaxpr"])
-        n_cond, n_body = _jax_compat.while_layout(params)
+        n_cond, n_body = _jaxpr_readers.while_layout(params)
         carry = eqn.invars[n_cond + n_body:]
         return [(cond, [*eqn.invars[:n_cond], *carry], set(range(n_cond, len(cond.invars)))),
                 (body, [*eqn.invars[n_cond:n_cond + n_body], *carry],

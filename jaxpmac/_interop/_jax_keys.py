@@ -22,7 +22,7 @@ from jax.extend import random as jex_random
 
 from jaxpmac._cipher import _stream, _threefish
 from jaxpmac._cipher import _words as w
-from jaxpmac._interop import _jax_compat
+from jaxpmac._interop import _jax_internals
 from jaxpmac._lowering import _window
 from jaxpmac._lowering._draw_boundary import ends_draw
 from jaxpmac._lowering._platform import by_platform
@@ -71,7 +71,7 @@ def _key_data_of_state(state: RNGState) -> jax.Array:
 # high half first, and so is each result. On a CPU the cipher is a loop of five steps of four
 # rounds over the blocks as one ``uint64[2, 2, n]`` array (rows: words 0 and 2, words 1 and 3),
 # so a step is one kernel and the whole cipher a small loop (the stream's rolled cipher runs one
-# round per step on four separate words: about five kernels a round, a cost that dominated
+# round per step on four separate words: about five kernels a round, a cost that dominates
 # programs that split and draw a few values many times, such as NumPyro's NUTS). Elsewhere the
 # unrolled cipher of every other draw. Same bits as ``_threefish.encrypt`` (tested).
 #: Draws of up to this many output blocks (64 uint32 values) take this cipher; longer ones the
@@ -284,8 +284,9 @@ IMPL_NAME = "pmac"
 prng_impl = jex_random.define_prng_impl(
     key_shape=KEY_SHAPE, seed=_seed, split=_split, random_bits=_random_bits, fold_in=_fold_in,
     name=IMPL_NAME, tag=IMPL_NAME)
-_jax_compat.register_prng_name(prng_impl)
-_jax_compat.register_export_dtype(jax.eval_shape(lambda: jax.random.key(0, impl=prng_impl)).dtype)
+_jax_internals.register_prng_name(prng_impl)
+_jax_internals.register_export_dtype(
+    jax.eval_shape(lambda: jax.random.key(0, impl=prng_impl)).dtype)
 
 
 # -- public helpers -----------------------------------------------------------------------

@@ -4,7 +4,8 @@
 ``optimization_barrier``), marks it for :func:`jaxpmac.check_streams` while one traces
 (``_stream_marks``) and records it under its public name in :data:`SAMPLERS`, from which
 the keyless functions of ``jaxpmac.rand`` and the implicit pass's table of explicit samplers
-are made. Adding a sampler is: decorate it, export it from ``jaxpmac/__init__.py``.
+are made. Adding a sampler is: decorate it, export it from ``jaxpmac/__init__.py`` and
+write its keyless twin into ``jaxpmac/rand.py`` (``python tests/test_rand_names.py``).
 """
 
 from __future__ import annotations

@@ -491,10 +491,10 @@ def test_rand_bool_vmapped_emits_no_select(x64):
 
 @pytest.mark.parametrize("x64", [False, True])
 def test_rand_unif_vmapped_for_a_cpu_bars_the_cipher_from_its_float_arithmetic(x64):
-    """A structural guard, not a timing: vmapped, jax 0.12's XLA:CPU took 80-100 s to compile
+    """A structural guard, not a timing: vmapped, jax 0.12's XLA:CPU takes 80-100 s to compile
     rand_unif when the cipher and ``rounded``'s integer minimums (which keep the affine map
-    from becoming a multiply-add) shared one loop (LLVM's loop vectorizer again), 0.4 s with
-    an optimization barrier between them. Lowered for a CPU, every ``minimum`` of the engine's
+    from becoming a multiply-add) share one loop (LLVM's loop vectorizer), 0.4 s with an
+    optimization barrier between them. Lowered for a CPU, every ``minimum`` of the engine's
     ``uniform`` comes after a barrier that comes after the float's bits (``popcnt``: the
     exponent from the block's trailing zeros)."""
     with jax.enable_x64(x64):

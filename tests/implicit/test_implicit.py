@@ -219,11 +219,11 @@ class ImplicitTest(chex.TestCase):
     def test_unreadable_loop_parameters_name_primitive_jax_and_remedy(self):
         # A jax newer than any we tested may spell scan's or while's parameters differently:
         # the pass must say so, not raise a KeyError from inside.
-        from jaxpmac._interop import _jax_compat
+        from jaxpmac._interop import _jaxpr_readers
 
-        for read, primitive in ((_jax_compat.scan_layout, "scan"),
-                                (_jax_compat.scan_options, "scan"),
-                                (_jax_compat.while_layout, "while")):
+        for read, primitive in ((_jaxpr_readers.scan_layout, "scan"),
+                                (_jaxpr_readers.scan_options, "scan"),
+                                (_jaxpr_readers.while_layout, "while")):
             with pytest.raises(NotImplementedError) as caught:
                 read({"jaxpr": None, "linear": ()})
             message = str(caught.value)

@@ -336,13 +336,13 @@ class SerializationTest(chex.TestCase):
 
     def test_export_registration_never_takes_a_number_jax_uses(self):
         from jax import export
-        from jaxpmac._interop import _jax_compat
+        from jaxpmac._interop import _jax_internals
 
         fry = jax.random.key(0, impl="threefry2x32")
         pmac = jax.random.key(0, impl=jp.prng_impl)
         fry_kind = 27    # key<fry> in jax.export's format
-        self.assertFalse(_jax_compat.register_export_dtype(pmac.dtype, kind=fry_kind))
-        self.assertTrue(_jax_compat.register_export_dtype(pmac.dtype))   # again: no change
+        self.assertFalse(_jax_internals.register_export_dtype(pmac.dtype, kind=fry_kind))
+        self.assertTrue(_jax_internals.register_export_dtype(pmac.dtype))   # again: no change
         for key in (fry, pmac):
             f = jax.jit(lambda k: jax.random.bits(k, (2,)))
             exported = export.deserialize(export.export(f)(key).serialize())
