@@ -187,9 +187,8 @@ def chunked(h, final_tweak, first_block, skip, n, n_blocks, dtype, *, word_map, 
     per_block = elements_per_block(dtype)
     chunk = chunk_blocks(n_blocks)
     if n <= chunk * per_block:
-        return map_words(word_map, cut(stream_blocks(h, final_tweak, first_block, n_blocks,
-                                                     dtype),
-                                       skip, n), x64=x64)
+        words = stream_blocks(h, final_tweak, first_block, n_blocks, dtype)
+        return map_words(word_map, cut(words, skip, n), x64=x64)
     if not flat_buffer():
         n_chunks = -(-n_blocks // chunk)
         writes = LoopWrites(word_map, dtype, mapped_dtype(word_map, dtype, x64=x64),
