@@ -3,6 +3,7 @@ module only, one registry of the samplers."""
 
 import ast
 import pathlib
+import re
 
 import jaxpmac
 
@@ -131,6 +132,40 @@ def test_each_layer_imports_only_the_layers_under_it():
     upward = sorted(f"{module} -> {dep}" for module, deps in _import_graph().items()
                     for dep in deps if _layer(dep) > _layer(module))
     assert upward == []
+
+
+CIPHER = PACKAGE / "_cipher"
+# Words that name a platform, or the choice of one: the cipher is the same everywhere, and the
+# forms each platform compiles best are jaxpmac._lowering's.
+PLATFORM_WORDS = {"cpu", "gpu", "tpu", "cuda", "rocm", "platform"}
+
+
+def _words(source: str) -> set[str]:
+    """The words of a source text, in identifiers, strings and comments alike: its runs of
+    letters, in lower case and singular (``force_cpu_layout`` holds ``cpu``, ``GPUs`` ``gpu``)."""
+    return {word.lower().removesuffix("s") for word in re.findall("[A-Za-z]+", source)}
+
+
+def test_the_cipher_imports_only_the_cipher():
+    outside = {}
+    for path in CIPHER.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        names = {n for n in _imported_modules(path)
+                 if n.split(".")[0] == "jaxpmac" and not n.startswith("jaxpmac._cipher")}
+        names |= {f"{'.' * node.level}{node.module or ''}" for node in ast.walk(tree)
+                  if isinstance(node, ast.ImportFrom) and node.level > 1}
+        if names:
+            outside[str(path.relative_to(PACKAGE))] = sorted(names)
+    assert outside == {}
+
+
+def test_the_cipher_names_no_platform():
+    named = {str(path.relative_to(PACKAGE)): sorted(_words(path.read_text()) & PLATFORM_WORDS)
+             for path in CIPHER.rglob("*.py")}
+    assert {k: v for k, v in named.items() if v} == {}
+    # The check sees a platform where it is named.
+    assert _words("force_cpu_layout, 'TPUs' # GPUs, ROCm, by_platform") == {
+        "force", "cpu", "layout", "tpu", "gpu", "rocm", "by", "platform"}
 
 
 def test_the_registry_holds_every_public_sampler():

@@ -35,10 +35,10 @@ def trailing_zeros(limbs) -> jax.Array:
 
     ``~x & (x - 1)`` has ones exactly at ``x``'s trailing zeros (all bits when ``x == 0``): here
     ``x - 1`` is taken limb by limb with its borrow, and the ones are counted per limb. No
-    ``select`` is emitted: vmapped, XLA's CPU backend emits a draw as one loop over the batch,
-    and under jax 0.12 LLVM's loop vectorizer took time exponential in the cipher's depth to
-    plan a chain of selects fed by the cipher's words (see benchmarks/README.md, "Compile time
-    of vmapped Hail draws").
+    ``select`` is emitted: a vmapped draw can compile to one loop over the batch, and under
+    jax 0.12 LLVM's loop vectorizer took time exponential in the cipher's depth to plan a
+    chain of selects fed by the cipher's words (see benchmarks/README.md, "Compile time of
+    vmapped Hail draws").
     """
     total, borrow = None, np.uint32(1)
     for x in limbs:

@@ -4,8 +4,9 @@ Output block ``c`` is ``T_c = E(K, (f, c), H)``; the 64-bit stream is ``T_0[0..3
 and narrower streams split each 64-bit word low part first, i.e. the little-endian bytes of the
 64-bit stream. Element ``i`` of a draw is stream element ``i``, so any piece of a stream can be
 generated on its own (``first_block``) and agrees with the whole. This module is the stream's
-definition, the same on every platform; how a window of it is computed on each platform is in
-``jaxpmac._lowering`` (``_window.stream_window``).
+definition: the block counters, the order of the elements and their count per block. How a
+window of it is computed, in the form each compiler runs best, is ``jaxpmac._lowering``'s
+(``_window.stream_window``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxpmac._cipher import _threefish
 from jaxpmac._cipher import _words as w
 
 STREAM_DTYPES = (jnp.uint8, jnp.uint16, jnp.uint32, jnp.uint64)
@@ -28,7 +28,9 @@ def elements_per_block(dtype) -> int:
     return BLOCK_BITS // jnp.dtype(dtype).itemsize // 8
 
 
-def _counters(first_block: w.Word, n_blocks: int, *, native: bool) -> w.Word:
+def counters(first_block: w.Word, n_blocks: int, *, native: bool) -> w.Word:
+    """The counters ``c`` of blocks ``first_block .. first_block + n_blocks - 1`` (the tweak's
+    second word), ``[n_blocks]``: ``uint64`` if ``native`` else a ``Pair``."""
     offsets = lax.iota(jnp.uint32, n_blocks)
     if native:
         return w.add(first_block, offsets.astype(jnp.uint64))
@@ -52,9 +54,8 @@ def _narrow(stream32: jax.Array, dtype) -> jax.Array:
 def blocks_to_stream(words: Sequence[w.Word], dtype) -> jax.Array:
     """Four output words, each ``[n_blocks]``, as the flat stream of ``dtype`` elements.
 
-    (Splitting stacked ``uint64`` words by a bitcast instead of this interleave of half-words
-    was no faster for uint32 and slower for uint8/uint16: benchmarks/README.md, "Constants of
-    the CPU lowering".)
+    Half-words interleaved, not stacked ``uint64`` words split by a bitcast: no slower for
+    uint32 and faster for uint8/uint16 (benchmarks/README.md, on ``blocks_to_stream``).
     """
     dtype = jnp.dtype(dtype)
     if dtype == jnp.uint64:
@@ -62,34 +63,3 @@ def blocks_to_stream(words: Sequence[w.Word], dtype) -> jax.Array:
     halves = [half for x in words for half in _halves(x)]
     stream32 = jnp.stack(halves, axis=-1).reshape(-1)
     return stream32 if dtype == jnp.uint32 else _narrow(stream32, dtype)
-
-
-def encrypt_blocks(h, final_tweak: int, first_block, n_blocks: int, dtype, *, native: bool,
-                    rolled: bool) -> jax.Array:
-    counters = _counters(first_block, n_blocks, native=native)
-    words = _threefish.encrypt_words(_threefish.GENERATOR_KEY, (final_tweak, counters), h,
-                                     native=native, rolled=rolled)
-    return blocks_to_stream(words, dtype)
-
-
-def map_words(word_map, words: jax.Array, *, x64: bool) -> jax.Array:
-    """``word_map(words)`` (``None``: the words), traced with x64 as the caller had it: the CPU
-    lowering enables x64 for its own uint64 words, and a sampler's arithmetic must not see it."""
-    if word_map is None:
-        return words
-    with jax.enable_x64(x64):
-        return word_map(words)
-
-
-def mapped_dtype(word_map, dtype, *, x64: bool) -> np.dtype:
-    if word_map is None:
-        return jnp.dtype(dtype)
-    with jax.enable_x64(x64):
-        return jax.eval_shape(word_map, jax.ShapeDtypeStruct((1,), dtype)).dtype
-
-
-def cut(flat: jax.Array, skip, n: int) -> jax.Array:
-    """Elements ``skip .. skip + n - 1`` of ``flat`` (``skip`` a static int or int32 scalar)."""
-    if isinstance(skip, int):
-        return flat if (skip, n) == (0, flat.shape[0]) else flat[skip:skip + n]
-    return lax.dynamic_slice_in_dim(flat, skip, n)

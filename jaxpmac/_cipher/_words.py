@@ -3,7 +3,8 @@
 A word is one of:
 
 * a Python ``int`` in ``[0, 2**64)`` -- *static*: known at trace time, computed in Python;
-* a :class:`Pair` of ``uint32`` arrays ``(hi, lo)`` -- *dynamic*, runs with x64 off and on TPUs;
+* a :class:`Pair` of ``uint32`` arrays ``(hi, lo)`` -- *dynamic*, for x64 off and where
+  ``uint64`` is emulated;
 * a ``uint64`` array -- *dynamic*, the native path when ``jax_enable_x64`` is on.
 
 The operations (:func:`add`, :func:`xor`, :func:`rotl`) dispatch on their operands:
@@ -115,6 +116,11 @@ def shape_of(word: Word) -> tuple[int, ...]:
     if isinstance(word, Pair):
         return jnp.broadcast_shapes(jnp.shape(word.hi), jnp.shape(word.lo))
     return jnp.shape(word)
+
+
+def broadcast_shape(words) -> tuple[int, ...]:
+    """The shape that all of ``words`` broadcast to (``()`` for static ones)."""
+    return jnp.broadcast_shapes(*[shape_of(x) for x in words])
 
 
 def to_pair(word: Word, shape=None) -> Pair:

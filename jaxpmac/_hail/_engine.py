@@ -31,6 +31,7 @@ from jax import lax
 from jaxpmac._cipher import _limbs as limbs
 from jaxpmac._cipher import _threefish
 from jaxpmac._cipher import _words as w
+from jaxpmac._lowering._encrypt import encrypt_as
 from jaxpmac._lowering._platform import cpu_barrier
 from jaxpmac._message._state import RNGState
 from jaxpmac._samplers import _fixed_math
@@ -82,8 +83,8 @@ def output_block(h, final_tweak: int, index) -> tuple[w.Pair, ...]:
     counter = index if isinstance(index, int) else w.Pair(jnp.zeros_like(index), index)
     # Unrolled on every backend: for one block per state it compiles faster than the rolled
     # CPU lowering and runs as fast (benchmarks/README.md, "Constants of the CPU lowering").
-    words = _threefish.encrypt_words(_threefish.GENERATOR_KEY, (final_tweak, counter), h,
-                                     native=False, rolled=False)
+    words = encrypt_as("elementwise_pairs", _threefish.GENERATOR_KEY, (final_tweak, counter), h,
+                       native=False)
     return tuple(w.to_pair(word) for word in words)
 
 

@@ -44,6 +44,7 @@ from jaxpmac._cipher import _threefish
 from jaxpmac._cipher import _words as w
 from jaxpmac._hail import _cr_math as cr
 from jaxpmac._hail import _engine as engine
+from jaxpmac._lowering._encrypt import encrypt_as
 from jaxpmac._samplers._correctly_rounded import sqrt
 from jaxpmac._samplers._fixed_math import horner, rounded
 
@@ -87,8 +88,8 @@ def _signum(x):
 
 def _fill(eng):
     counter = w.Pair(jnp.zeros_like(eng.block_index), eng.block_index)
-    words = _threefish.encrypt_words(_threefish.GENERATOR_KEY, (eng.final_tweak, counter),
-                                     eng.h, native=False, rolled=True)
+    words = encrypt_as("rolled", _threefish.GENERATOR_KEY, (eng.final_tweak, counter), eng.h,
+                       native=False)
     return eng.replace(block=tuple(w.to_pair(x) for x in words),
                        block_index=eng.block_index + np.uint32(1),
                        used_ints=jnp.zeros_like(eng.used_ints))

@@ -23,7 +23,8 @@ from jax.extend import random as jex_random
 from jaxpmac._cipher import _stream, _threefish
 from jaxpmac._cipher import _words as w
 from jaxpmac._interop import _jax_internals
-from jaxpmac._lowering import _window
+from jaxpmac._lowering import _rolled, _window
+from jaxpmac._lowering._encrypt import encrypt_as
 from jaxpmac._lowering._draw_boundary import ends_draw
 from jaxpmac._lowering._platform import by_platform
 from jaxpmac._message import _inputs
@@ -68,21 +69,13 @@ def _key_data_of_state(state: RNGState) -> jax.Array:
 # A key's operations encrypt a few blocks at a time under tweaks ``(t0, c)``: a full dynamic block
 # ``D_b`` under ``(b, 0)`` (a flush) and the output blocks ``c = 0, 1, ...`` of a small draw under
 # ``(f, c)``. Both run here on the key's own layout: a block is ``uint32[8]``, each 64-bit word
-# high half first, and so is each result. On a CPU the cipher is a loop of five steps of four
-# rounds over the blocks as one ``uint64[2, 2, n]`` array (rows: words 0 and 2, words 1 and 3),
-# so a step is one kernel and the whole cipher a small loop (the stream's rolled cipher runs one
-# round per step on four separate words: about five kernels a round, a cost that dominates
-# programs that split and draw a few values many times, such as NumPyro's NUTS). Elsewhere the
-# unrolled cipher of every other draw. Same bits as ``_threefish.encrypt`` (tested).
+# high half first, and so is each result. On a CPU the cipher is ``_rolled.encrypt_few_blocks``,
+# a loop whose step is one kernel for a few blocks (the stream's rolled cipher, about five
+# kernels a round, dominates programs that split and draw a few values many times, such as
+# NumPyro's NUTS); elsewhere the unrolled cipher of every other draw.
 #: Draws of up to this many output blocks (64 uint32 values) take this cipher; longer ones the
 #: stream's (``_window.counter_stream``).
 SMALL_DRAW_MAX_BLOCKS = 8
-_N_INJECTIONS = _threefish.ROUNDS // _threefish.ROUNDS_PER_INJECTION + 1
-_KEY_SCHEDULE = _threefish.key_schedule(_threefish.GENERATOR_KEY)
-# Per step (four rounds, then an injection): the rotation amounts of its rounds (rows of the
-# block: words 0/1 and 2/3).
-_STEP_ROTATIONS = np.array([[_threefish.ROTATIONS[d % 8] for d in range(4 * s, 4 * s + 4)]
-                            for s in range(_N_INJECTIONS - 1)], np.uint64)
 
 
 def _rolled_blocks(t0: jax.Array, block: jax.Array, n_blocks: int) -> jax.Array:
@@ -93,45 +86,17 @@ def _rolled_blocks(t0: jax.Array, block: jax.Array, n_blocks: int) -> jax.Array:
             pairs = pairs.reshape(-1, 2).astype(jnp.uint64)
             return (pairs[:, 0] << np.uint64(32)) | pairs[:, 1]
 
-        t0 = jnp.broadcast_to(word64(t0), (n_blocks,))
-        t1 = jnp.arange(n_blocks, dtype=jnp.uint64)
-        ts = (t0, t1, t0 ^ t1)
-        zero = jnp.zeros((n_blocks,), jnp.uint64)
-        # The six subkeys, laid out as the blocks (loop invariants: computed once).
-        subkeys = []
-        for s in range(_N_INJECTIONS):
-            sub = _threefish.subkey(_KEY_SCHEDULE, (0, 0, 0), s)
-            static = np.array([[sub[0], sub[2]], [sub[1], sub[3]]], np.uint64)[..., None]
-            subkeys.append(static + jnp.stack([jnp.stack([zero, ts[(s + 1) % 3]]),
-                                               jnp.stack([ts[s % 3], zero])]))
-        subkeys = jnp.stack(subkeys)
-
-        def rotl(x, r):
-            return (x << r) | (x >> ((np.uint64(64) - r) & np.uint64(63)))
-
-        def step(s, v):
-            rotations = jnp.asarray(_STEP_ROTATIONS)[s][..., None]
-            for i in range(_threefish.ROUNDS_PER_INJECTION):
-                x = v[0] + v[1]                        # v0 + v1, v2 + v3
-                y = rotl(v[1], rotations[i]) ^ x
-                v = jnp.stack([x, y[::-1]])            # the v1/v3 swap
-            return v + subkeys[s + 1]
-
-        words = word64(block)
-        v = jnp.stack([words[0::2], words[1::2]])[..., None] + subkeys[0]
-        v = lax.fori_loop(np.int32(0), np.int32(_N_INJECTIONS - 1), step, v)
-        out = jnp.stack([v[0, 0], v[1, 0], v[0, 1], v[1, 1]], axis=1)     # [n, 4]
+        out = _rolled.encrypt_few_blocks(word64(t0), word64(block), n_blocks)      # [n, 4]
         return jnp.stack([(out >> np.uint64(32)).astype(jnp.uint32),
                           out.astype(jnp.uint32)], axis=2).reshape(n_blocks, 8)
 
 
-def _unrolled_blocks(wide: bool):
+def _unrolled_blocks(lowering: str):
     def encrypt(t0: jax.Array, block: jax.Array, n_blocks: int) -> jax.Array:
         counter = w.Pair(jnp.zeros((n_blocks,), jnp.uint32),
                          jnp.arange(n_blocks, dtype=jnp.uint32))
-        out = _threefish.encrypt_words(_threefish.GENERATOR_KEY, (w.Pair(t0[0], t0[1]), counter),
-                                       _unpack_words(block), native=False, rolled=False,
-                                       wide=wide)
+        out = encrypt_as(lowering, _threefish.GENERATOR_KEY, (w.Pair(t0[0], t0[1]), counter),
+                         _unpack_words(block), native=False)
         return jnp.stack([half for x in out for half in (x.hi, x.lo)], axis=1)
     return encrypt
 
@@ -142,8 +107,8 @@ def _encrypt_blocks(t0: jax.Array, block: jax.Array, n_blocks: int = 1) -> jax.A
     def branch(encrypt):
         return lambda t0, block: encrypt(t0, block, n_blocks)
     return by_platform(t0, block, rolled=branch(_rolled_blocks),
-                       elementwise=branch(_unrolled_blocks(True)),
-                       elementwise_pairs=branch(_unrolled_blocks(False)),
+                       elementwise=branch(_unrolled_blocks("elementwise")),
+                       elementwise_pairs=branch(_unrolled_blocks("elementwise_pairs")),
                        result=jax.ShapeDtypeStruct((n_blocks, 8), jnp.uint32))
 
 

@@ -4,8 +4,10 @@ The samplers hand the stream elementwise maps of its words and know nothing of h
 a window of the stream (:mod:`._window`) asks :func:`by_platform` for the rolled lowering on
 CPUs (:mod:`._chunks`, and :mod:`._stream_lanes` under ``vmap``) and an elementwise one
 (:mod:`._elementwise`) elsewhere, decided when the program is lowered; a message's traced
-blocks are encrypted the same way (:mod:`._encrypt`). The stream itself, the
-same on every platform, is ``jaxpmac._cipher._stream``.
+blocks are encrypted the same way (:mod:`._encrypt`, which also computes one named form of the
+cipher for callers that pick it). The cipher as a loop over rounds, the CPU's form, is
+:mod:`._rolled`. The cipher and the stream themselves, the same on every platform, are
+``jaxpmac._cipher``.
 """
 
 from jaxpmac._lowering._platform import (DEFAULT_LOWERING, FORCIBLE_LOWERINGS, KERNEL_LOWERING,

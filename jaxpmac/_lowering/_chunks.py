@@ -19,9 +19,10 @@ import numpy as np
 from jax import lax
 
 from jaxpmac._cipher import _words as w
+from jaxpmac._cipher._stream import elements_per_block
 from jaxpmac._lowering import _lanes
-from jaxpmac._cipher._stream import (cut, elements_per_block, encrypt_blocks, map_words,
-                             mapped_dtype)
+from jaxpmac._lowering._rolled import cut, stream_blocks
+from jaxpmac._lowering._word_maps import map_words, mapped_dtype
 
 # Blocks per step of the CPU lowering: the cipher's four uint64 words of state for 4096 blocks
 # (128 KiB) stay in the L2 cache across the five injection groups, where whole-array passes
@@ -29,7 +30,7 @@ from jaxpmac._cipher._stream import (cut, elements_per_block, encrypt_blocks, ma
 # "Constants of the CPU lowering").
 CPU_CHUNK_BLOCKS = 4096
 # Smaller draws take smaller chunks (chunk_blocks), down to this: from 512 blocks down the
-# cipher runs two rounds a step instead of four (_threefish._rounds_per_step), more steps.
+# cipher runs two rounds a step instead of four (_rolled.rounds_per_step), more steps.
 MIN_CPU_CHUNK_BLOCKS = 1024
 
 
@@ -186,18 +187,16 @@ def chunked(h, final_tweak, first_block, skip, n, n_blocks, dtype, *, word_map, 
     per_block = elements_per_block(dtype)
     chunk = chunk_blocks(n_blocks)
     if n <= chunk * per_block:
-        return map_words(word_map, cut(encrypt_blocks(h, final_tweak, first_block, n_blocks,
-                                                        dtype, native=True, rolled=True),
-                                        skip, n), x64=x64)
+        words = stream_blocks(h, final_tweak, first_block, n_blocks, dtype)
+        return map_words(word_map, cut(words, skip, n), x64=x64)
     if not flat_buffer():
         n_chunks = -(-n_blocks // chunk)
         writes = LoopWrites(word_map, dtype, mapped_dtype(word_map, dtype, x64=x64),
                             after=False, x64=x64)
 
         def chunk_of_blocks(start):
-            return writes.values(encrypt_blocks(
-                h, final_tweak, w.add(first_block, start), chunk, dtype,
-                native=True, rolled=True))
+            return writes.values(stream_blocks(
+                h, final_tweak, w.add(first_block, start), chunk, dtype))
 
         starts = lax.iota(jnp.uint64, n_chunks) * np.uint64(chunk)
         return writes.result(cut(lax.map(chunk_of_blocks, starts).reshape(-1), skip, n))
@@ -270,8 +269,8 @@ def chunked_in_place(h, final_tweak, first_block, skip, n: int, dtype, *, word_m
         position = first + np.uint64(skip_) if isinstance(skip_, int) else (
             first + skip_.astype(jnp.uint64))
         start = position // np.uint64(per_block)
-        words = encrypt_blocks(tuple(h_), final_tweak_, w.add(first_block_, start),
-                                blocks_per_chunk, dtype, native=True, rolled=True)
+        words = stream_blocks(tuple(h_), final_tweak_, w.add(first_block_, start),
+                              blocks_per_chunk, dtype)
         if not whole:
             words = _cut_chunk(words, position % np.uint64(per_block), skips, values_per_chunk)
         return writes.values(words)

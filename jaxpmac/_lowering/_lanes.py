@@ -8,8 +8,8 @@ explicit leading *lane* axis, one lane per example, and :func:`in_strided_tiles`
 version work through its lanes a tile at a time, so that only one tile's working arrays are
 live.
 
-Nothing here knows about ciphers: the stream code (``_stream``, ``_stream_lanes``) supplies
-both versions.
+Nothing here knows about ciphers: the stream's lowerings (``_chunks``, ``_stream_lanes``)
+supply both versions.
 """
 
 from __future__ import annotations

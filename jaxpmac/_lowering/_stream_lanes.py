@@ -1,6 +1,6 @@
 """Stream windows of many messages at once on a CPU: the lowering of a vmapped draw.
 
-``vmap`` of the one-stream CPU lowering (``_stream``) runs its cipher loop on every block of
+``vmap`` of the one-stream CPU lowering (``_chunks``) runs its cipher loop on every block of
 every example at once, the loop's words for all of them live next to the output
 (benchmarks/README.md, "Constants of the CPU lowering"). :func:`lanes_window` computes the same
 windows over an explicit axis of *lanes*, one per example, a tile of about
@@ -33,6 +33,8 @@ from jaxpmac._cipher import _threefish
 from jaxpmac._cipher import _words as w
 from jaxpmac._lowering import _chunks
 from jaxpmac._lowering import _lanes
+from jaxpmac._lowering._encrypt import encrypt_as
+from jaxpmac._lowering._word_maps import mapped_dtype
 
 # Blocks per tile, chosen on its own (not tied to _chunks.CPU_CHUNK_BLOCKS): a tile step also
 # gathers its cells' words and writes a strided piece of the output, so larger steps pay off
@@ -163,8 +165,8 @@ def _cell_blocks(cell_shape: tuple[int, ...], h, final_tweak, first_block, n_blo
         offsets = lax.iota(jnp.uint32, n_blocks).astype(jnp.uint64)
         counters = jnp.broadcast_to(w.add(column(first_block), offsets),
                                     (*cell_shape, n_blocks))
-    words = _threefish.encrypt_words(_threefish.GENERATOR_KEY, (column(final_tweak), counters),
-                                     block, native=True, rolled=True)
+    words = encrypt_as("rolled", _threefish.GENERATOR_KEY, (column(final_tweak), counters),
+                       block, native=True)
     return _stream.blocks_to_stream(words, dtype).reshape(*cell_shape, -1)
 
 
@@ -222,7 +224,7 @@ def lanes_window(h, final_tweak, first_block, skip, *, n: int, n_blocks: int, dt
         words = tuple(x if w.is_static(x) else w.to_u64(x)
                       for x in (*h, final_tweak, first_block))
         n_lanes = max(jnp.shape(x)[0] for x in (*words, skip) if not isinstance(x, int))
-        out_dtype = _stream.mapped_dtype(word_map, dtype, x64=x64)
+        out_dtype = mapped_dtype(word_map, dtype, x64=x64)
         if n_lanes == 0:   # a vmap over no examples
             return jnp.zeros((0, n), out_dtype)
         t = tiling(n_lanes, n_blocks)

@@ -14,10 +14,11 @@ import jax
 import jax.numpy as jnp
 
 from jaxpmac._cipher import _words as w
-from jaxpmac._cipher._stream import elements_per_block, map_words, mapped_dtype
+from jaxpmac._cipher._stream import elements_per_block
 from jaxpmac._lowering import _chunks, _elementwise, _lanes, _stream_lanes, _tpu_kernel
 from jaxpmac._lowering._platform import (KERNEL_LOWERING, by_platform, dynamic_part, in_kernel,
                                          with_dynamic)
+from jaxpmac._lowering._word_maps import map_words, mapped_dtype
 
 def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word, skip,
                   n: int, n_blocks: int, dtype, *, native: bool, word_map=None,

@@ -16,6 +16,7 @@ import numpy as np
 
 from jaxpmac._cipher import _threefish
 from jaxpmac._cipher import _words as w
+from jaxpmac._lowering._encrypt import encrypt_as
 from jaxpmac._message._state import key
 from jaxpmac._samplers._bits import bits, stream
 from jaxpmac._selfcheck import _known_answers as known
@@ -58,11 +59,12 @@ def check_threefish(vectors=known.THREEFISH_KAT, random123=known.RANDOM123_THREE
         if compiled_cases is not None and index >= compiled_cases:
             continue
         pairs = [w.Pair(*map(jnp.asarray, w.pair_const(x))) for x in block]
-        for rolled in ((True,) if compiled_cases is not None else (True, False)):
-            out = jax.jit(lambda b, r=rolled: _threefish.encrypt_words(
-                key_words, tweak, b, native=False, rolled=r, rounds=rounds))(pairs)
+        for lowering in (("rolled",) if compiled_cases is not None
+                         else ("rolled", "elementwise_pairs")):
+            out = jax.jit(lambda b, form=lowering: encrypt_as(
+                form, key_words, tweak, b, native=False, rounds=rounds))(pairs)
             got = tuple(map(_as_int, out))
-            _expect(got == tuple(expected), what + f" compiled (rolled={rolled})",
+            _expect(got == tuple(expected), what + f" compiled ({lowering})",
                     _hex_words(got), _hex_words(expected))
     return len(cases)
 

@@ -1,8 +1,9 @@
 """Threefish-256 (SPEC section 1): every JAX lowering equals the pure-Python oracle.
 
 Paths checked: ``_threefish.encrypt`` over static ints, ``Pair`` words and (x64) ``uint64``
-words; ``encrypt_rolled``; ``encrypt_words`` with ``native=False`` and (x64) ``native=True``,
-rolled, unrolled and per-backend. One jitted program per word representation computes every
+words; ``_lowering._rolled.encrypt_rolled``; ``_lowering._encrypt``'s ``encrypt_as`` with
+``native=False`` and (x64) ``native=True``, rolled and unrolled, and ``encrypt_words`` (the
+lowering per platform). One jitted program per word representation computes every
 path on a batch of blocks, so the known answers and the property tests share one compilation.
 """
 
@@ -21,13 +22,13 @@ from conftest import (hex_words, load_conformance, pair_arrays, property_setting
                       u64_array, u64_words, words_from_pair)
 from jaxpmac._cipher import _threefish
 from jaxpmac._cipher import _words as w
-from jaxpmac._lowering import _encrypt
+from jaxpmac._lowering import _encrypt, _rolled
 from jaxpmac._selfcheck import _known_answers as known
 
 KAT = load_conformance("threefish_kat.json")
 KAT_CASES = [(hex_words(c["key"]), hex_words(c["tweak"]), hex_words(c["block"]),
               hex_words(c["expected"])) for c in KAT["cases"]]
-# Static keys of the paths whose key is a Python constant (encrypt_rolled, encrypt_words): the
+# Static keys of the paths whose key is a Python constant (encrypt_rolled, encrypt_as): the
 # known-answer keys and the generator's key. The fully unrolled lowering compiles slowly on CPU
 # (~10 s), so it runs with one static key (and, via ``encrypt``, with dynamic keys) only.
 STATIC_KEYS = (KAT_CASES[0][0], KAT_CASES[1][0], _threefish.GENERATOR_KEY)
@@ -42,26 +43,26 @@ def _static_key_paths(tweak, block, *, native: bool, unrolled: bool):
     suffix = "_native" if native else ""
     key = STATIC_KEYS[UNROLLED_KEY]
     if unrolled:
-        return {f"words_unrolled{suffix}/{UNROLLED_KEY}": _threefish.encrypt_words(
-            key, tweak, block, native=native, rolled=False)}
+        return {f"words_unrolled{suffix}/{UNROLLED_KEY}": _encrypt.encrypt_as(
+            "elementwise_pairs", key, tweak, block, native=native)}
     out = {}
     for j, static_key in enumerate(STATIC_KEYS):
-        # encrypt_words(rolled=True) is encrypt_rolled, and _lowering's picks it on CPU.
-        out[f"rolled{suffix}/{j}"] = _threefish.encrypt_rolled(static_key, tweak, block,
-                                                               native=native)
+        # encrypt_as("rolled") is encrypt_rolled, and encrypt_words picks it on CPU.
+        out[f"rolled{suffix}/{j}"] = _rolled.encrypt_rolled(static_key, tweak, block,
+                                                            native=native)
     out[f"words_auto{suffix}/{UNROLLED_KEY}"] = _encrypt.encrypt_words(key, tweak, block,
                                                                        native=native)
-    out[f"static_t0{suffix}/{UNROLLED_KEY}"] = _threefish.encrypt_words(
-        key, (STATIC_TWEAK0, tweak[1]), block, native=native, rolled=True)
+    out[f"static_t0{suffix}/{UNROLLED_KEY}"] = _encrypt.encrypt_as(
+        "rolled", key, (STATIC_TWEAK0, tweak[1]), block, native=native)
     if native:
         shape = jnp.shape(block[0])
-        out[f"words_pair_under_x64/{UNROLLED_KEY}"] = _threefish.encrypt_words(
-            key, tuple(w.to_pair(x, shape) for x in tweak),
-            tuple(w.to_pair(x, shape) for x in block), native=False, rolled=True)
+        out[f"words_pair_under_x64/{UNROLLED_KEY}"] = _encrypt.encrypt_as(
+            "rolled", key, tuple(w.to_pair(x, shape) for x in tweak),
+            tuple(w.to_pair(x, shape) for x in block), native=False)
     return out
 
 
-# The unrolled lowering (``encrypt`` with a dynamic key, ``encrypt_words(rolled=False)``) is the
+# The unrolled lowering (``encrypt`` with a dynamic key, ``encrypt_as("elementwise_pairs")``) is the
 # GPU/TPU path; XLA's CPU backend compiles it slowly and runs it slowly (see encrypt_rolled), so
 # it has its own program and fewer property examples.
 @partial(jax.jit, static_argnames="unrolled")
@@ -193,8 +194,8 @@ def test_known_answers_native_paths(unrolled):
 
 @pytest.mark.parametrize("rounds,key,block,expected", known.RANDOM123_THREEFRY4X64)
 @pytest.mark.parametrize("native", [False, True])
-@pytest.mark.parametrize("rolled", [False, True])
-def test_random123_threefry4x64_vectors(rounds, key, block, expected, native, rolled):
+@pytest.mark.parametrize("lowering", ["elementwise_pairs", "rolled"])
+def test_random123_threefry4x64_vectors(rounds, key, block, expected, native, lowering):
     # Threefry-4x64-R (Random123) is Threefish-256 with a zero tweak: Python ints, then the
     # compiled cipher on dynamic words, rolled and unrolled, on pairs and on uint64 words.
     assert _threefish.encrypt(key, (0, 0), block, rounds=rounds) == expected
@@ -202,8 +203,8 @@ def test_random123_threefry4x64_vectors(rounds, key, block, expected, native, ro
     with jax.enable_x64(native):
         if native:
             dynamic = [jnp.asarray(x, jnp.uint64) for x in block]
-        out = jax.jit(lambda b: _threefish.encrypt_words(key, (0, 0), b, native=native,
-                                                         rolled=rolled, rounds=rounds))(dynamic)
+        out = jax.jit(lambda b: _encrypt.encrypt_as(lowering, key, (0, 0), b, native=native,
+                                                    rounds=rounds))(dynamic)
         got = tuple(int(x) if native else int(x.hi) << 32 | int(x.lo) for x in out)
     assert got == expected
 
@@ -269,7 +270,7 @@ def test_mixed_static_and_dynamic_words():
         dyn_block = (block[0], block[1], w.Pair(b2_hi, b2_lo), block[3])
         # Rolled only: the unrolled lowering of the same code compiles for ~10 s on CPU and is
         # covered with static tweak words by test_known_answers_pair_paths.
-        outs = [_threefish.encrypt_words(key, dyn_tweak, dyn_block, native=False, rolled=True)]
+        outs = [_encrypt.encrypt_as("rolled", key, dyn_tweak, dyn_block, native=False)]
         return [[w.to_pair(x) for x in out] for out in outs]
 
     (t1_hi,), (t1_lo,) = pair_arrays([tweak[1]])

@@ -17,8 +17,7 @@ from hypothesis import strategies as st
 import jaxpmac as jp
 from conftest import (assert_equal_arrays, label_lists, oracle_bits, property_settings, ro,
                       word_values)
-from jaxpmac._cipher import _threefish
-from jaxpmac._lowering import _chunks
+from jaxpmac._lowering import _chunks, _rolled
 from jaxpmac._samplers import _bits
 
 pytestmark = pytest.mark.usefixtures("each_lowering")
@@ -277,11 +276,11 @@ def test_state_is_immutable_and_repr():
 
 
 # The CPU cipher loop takes one, two or four rounds a step depending on how many blocks it
-# encrypts at once (``_threefish._rounds_per_step``), and long streams run in chunks of
+# encrypts at once (``_rolled.rounds_per_step``), and long streams run in chunks of
 # ``_chunks.chunk_blocks`` (smaller chunks for smaller draws, from a loop of two smallest
 # chunks up): draws at and around every boundary equal the oracle.
 STEP_AND_CHUNK_BLOCKS = tuple(
-    n + extra for n in (_threefish.ONE_ROUND_STEP_MAX_BLOCKS, _threefish.TWO_ROUND_STEP_MAX_BLOCKS,
+    n + extra for n in (_rolled.ONE_ROUND_STEP_MAX_BLOCKS, _rolled.TWO_ROUND_STEP_MAX_BLOCKS,
                         _chunks.MIN_CPU_CHUNK_BLOCKS, 12 * _chunks.MIN_CPU_CHUNK_BLOCKS,
                         _chunks.CPU_CHUNK_BLOCKS, 6 * _chunks.CPU_CHUNK_BLOCKS)
     for extra in (0, 1))
