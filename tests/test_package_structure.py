@@ -95,9 +95,9 @@ def test_no_import_cycles():
     assert cycle == [], " -> ".join(cycle)
 
 
-# The folders, each layer using only the layers before it (README, "Layout"): the definitions
-# of the bits, the lowerings, the message, the draws, what builds on the draws, the public
-# surface, and the self-check that uses all of it.
+# The folders, each layer using only the layers before it (docs/design.md, "Layout"): the
+# definitions of the bits, the lowerings, the message, the draws, what builds on the draws, the
+# public surface, and the self-check that uses all of it.
 LAYERS = (
     ("jaxpmac._cipher",),
     ("jaxpmac._lowering",),

@@ -134,7 +134,7 @@ def stream_window(h, final_tweak, first_block, skip, *, shape: tuple[int, ...], 
 #: takes. XLA's GPU backend (H100, deviceless) kept the cipher and the map in one kernel for
 #: maps of 4-465 operations (uniform, laplace, cauchy, exponential, gumbel), and split normal's
 #: 548 into two kernels with the words through memory, where the fused form is one kernel
-#: (benchmarks/README.md, "2026-11-26 (fourteenth session)").
+#: (benchmarks/README.md, "The elementwise lowering").
 MAX_MAPPED_WINDOW_OPS = 512
 
 

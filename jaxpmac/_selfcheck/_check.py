@@ -97,7 +97,8 @@ def check_hail(cases=known.HAIL_PUBLIC) -> int:
                      f"message={case['message']}: ")
             u = float(hail.rand_unif(state))
             _expect(u == case["u"], where + "rand_unif", u, case["u"])
-            # XLA's log against Java's StrictMath.log: equal to 1e-15 relative (README).
+            # XLA's log against Java's StrictMath.log: equal to 1e-15 relative
+            # (docs/usage.md, "Hail functions").
             n = float(hail.rand_norm(state))
             _expect(abs(n - case["n"]) <= 1e-15 * abs(case["n"]), where + "rand_norm", n,
                     case["n"])
