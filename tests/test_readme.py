@@ -91,3 +91,25 @@ def test_the_link_check_reads_links_and_headings():
     assert "docs/usage.md" in _links(README)
     assert "guarantees-and-limits" in _anchors(ROOT / "docs" / "design.md")
     assert "constants-of-the-cpu-lowering-and-why" in _anchors(ROOT / "benchmarks" / "README.md")
+
+
+# Code and docs cite the benchmarks' reasons as (benchmarks/README.md, "Heading"), the quoted
+# words starting a heading there; a comment may wrap between the two.
+CITATION = re.compile(r'benchmarks/README\.md,\s*(?:#\s*)?"([^"]+)"')
+
+
+def _citations():
+    sources = [*(ROOT / "jaxpmac").rglob("*.py"), *(ROOT / "tests").rglob("*.py"),
+               *(ROOT / "benchmarks").glob("*.py"), *(ROOT / "docs").rglob("*.md")]
+    return [(source, " ".join(title.replace("#", " ").split())) for source in sources
+            if source != pathlib.Path(__file__).resolve()
+            for title in CITATION.findall(source.read_text())]
+
+
+def test_citations_of_the_benchmarks_name_a_heading():
+    headings = _headings(ROOT / "benchmarks" / "README.md")
+    cited = _citations()
+    assert cited, "no citation of benchmarks/README.md found: the pattern is out of date"
+    broken = [f"{source.relative_to(ROOT)}: {title!r}" for source, title in cited
+              if not any(heading.startswith(title) for heading in headings)]
+    assert not broken, "no such heading in benchmarks/README.md: " + "; ".join(broken)
