@@ -26,6 +26,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxpmac._message import _inputs
+
 
 class Rule(NamedTuple):
     """A domain: ``outside(*values)`` is True (elementwise, broadcast) where the values of the
@@ -63,7 +65,7 @@ def ordered(low: str, high: str, *, strict: bool) -> Rule:
 def _concrete(value):
     """``value`` as a NumPy array where it is a concrete real number or array, else None (a
     traced value, or a bad type that the sampler's own conversion rejects with a TypeError)."""
-    if isinstance(value, (bool, np.bool_, jax.core.Tracer)):
+    if isinstance(value, (bool, np.bool_)) or _inputs.is_traced(value):
         return None
     if isinstance(value, (int, float, np.integer, np.floating)):
         return np.asarray(value)

@@ -28,10 +28,6 @@ _BOUND_ACCEPTS = "an int or an integer array"
 
 # -- randint ---------------------------------------------------------------------------------
 
-def _is_concrete(value) -> bool:
-    return not isinstance(value, jax.core.Tracer)
-
-
 def _bound_limbs(value, *, name: str, dtype, n_limbs: int, inclusive_top: bool):
     """A bound as ``n_limbs`` little-endian uint32 limbs of its two's complement value.
 
@@ -59,8 +55,8 @@ def _bound_limbs(value, *, name: str, dtype, n_limbs: int, inclusive_top: bool):
         if low < info.min or high > top:
             raise ValueError(f"{name} must lie in [{info.min}, {top}] for dtype {dtype}, but "
                              f"was given values in [{low}, {high}]")
-    value = jnp.asarray(value) if not isinstance(value, jax.core.Tracer) else value
-    if _is_concrete(value) and value.size:
+    value = value if _inputs.is_traced(value) else jnp.asarray(value)
+    if not _inputs.is_traced(value) and value.size:
         low, high = int(np.min(np.asarray(value))), int(np.max(np.asarray(value)))
         if low < info.min or high > top:
             raise ValueError(f"{name} must lie in [{info.min}, {top}] for dtype {dtype}, but "
@@ -243,7 +239,7 @@ def _as_population(x, *, name: str) -> jax.Array:
         if not jnp.issubdtype(jnp.result_type(x), jnp.integer):
             raise TypeError(f"{name} accepts an int or an array with at least one dimension, "
                             f"but was given {_inputs.describe(x)}")
-        if isinstance(x, jax.core.Tracer):
+        if _inputs.is_traced(x):
             raise TypeError(f"{name} must be a concrete int (it fixes the output shape), but "
                             f"was given {_inputs.describe(x)}")
         n = int(x)
@@ -404,7 +400,7 @@ def choice(state, a, shape=(), replace=True, p=None, axis=0, mode=None):
         if p.shape != (n,):
             raise ValueError(f"choice p must have shape ({n},) to match a, but was given "
                              f"shape {p.shape}")
-        if n and _is_concrete(p_given):
+        if n and not _inputs.is_traced(p_given):
             _check_concrete_weights(p_given, shape, bool(replace), p_dtype)
     else:
         p = jnp.zeros((0,), jnp.float32)
@@ -586,7 +582,7 @@ def categorical(state, logits, axis=-1, shape=None, replace=True, mode=None):
         if logits.shape[-1] == 0 and math.prod(shape):
             raise ValueError("categorical needs at least one category")
         return jnp.zeros(shape, jnp.int64 if _sampler_args.x64_enabled() else jnp.int32)
-    if _is_concrete(logits_given):
+    if not _inputs.is_traced(logits_given):
         _check_concrete_logits(logits_given, axis=axis, shape=tuple(shape),
                                n_draws=math.prod(shape[:len(shape) - len(batch_shape)]),
                                replace=bool(replace), dtype=dtype)

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxpmac._message import _inputs
 from jaxpmac._samplers import _bits
 from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _gradients
@@ -134,7 +135,7 @@ def _check_concrete_bounds(lower, upper, cdtype) -> None:
     """ValueError when concrete bounds have ``lower > upper`` somewhere (after broadcasting,
     compared in the computation dtype ``cdtype``), naming the first such pair. The bounds as
     given are checked on the host, so closed-over constants are checked under ``jit`` too."""
-    if isinstance(lower, jax.core.Tracer) or isinstance(upper, jax.core.Tracer):
+    if _inputs.is_traced(lower) or _inputs.is_traced(upper):
         return
     lower, upper = np.broadcast_arrays(np.asarray(lower).astype(cdtype),
                                        np.asarray(upper).astype(cdtype))

@@ -161,7 +161,7 @@ class _ScaledFastUnit:
 
 def _static_scalar(param):
     """The Python float of a concrete, finite, scalar checked parameter, else None."""
-    if isinstance(param, jax.core.Tracer) or np.ndim(param) != 0:
+    if _inputs.is_traced(param) or np.ndim(param) != 0:
         return None
     scalar = np.asarray(param)
     return float(scalar) if np.isfinite(scalar) else None
