@@ -212,3 +212,28 @@ def test_no_module_reads_private_names_of_another_package():
                   and node.attr not in _PUBLIC_UNDERSCORED):
                 reaches.append(f"{name}:{node.lineno} reads {receiver}.{node.attr}")
     assert reaches == []
+
+
+def test_every_sampler_declares_its_parameter_domains_in_the_one_table():
+    import inspect
+
+    from jaxpmac._samplers._registry import SAMPLERS
+    from jaxpmac._samplers._sampler_args import DOMAINS
+
+    # jaxpmac.hail's samplers take Hail's arguments, checked in jaxpmac/hail.py.
+    own = {name for name in SAMPLERS if not name.startswith("hail_")}
+    assert set(DOMAINS) == own
+    for name, rules in DOMAINS.items():
+        parameters = inspect.signature(SAMPLERS[name]).parameters
+        assert {arg for rule in rules for arg in rule.names} <= set(parameters), name
+
+
+def test_sampler_arguments_are_checked_in_the_front_door_only():
+    """Every check of a sampler's arguments is in ``_samplers/_sampler_args.py``: no other
+    module raises the errors of its state, dtype or shape checks."""
+    front_door = PACKAGE / "_samplers" / "_sampler_args.py"
+    templates = ("accepts a jaxpmac RNGState", "dtype accepts", "shape accepts",
+                 "offset accepts", "accepts real numbers")
+    offenders = sorted(str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
+                       if path != front_door and any(t in path.read_text() for t in templates))
+    assert offenders == []

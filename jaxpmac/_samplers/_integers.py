@@ -14,8 +14,6 @@ from jax import lax
 from jaxpmac._cipher import _limbs
 from jaxpmac._lowering import _platform
 from jaxpmac._message import _inputs
-from jaxpmac._samplers import _bits
-from jaxpmac._samplers import _domains
 from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _sampler_args
 from jaxpmac._samplers import _simple_continuous
@@ -122,10 +120,6 @@ def _randint_impl(state, minval, maxval, *, shape, dtype):
     return _from_limbs(values, dtype)
 
 
-# Parameter domains (_domains): concrete values outside are a ValueError.
-RANDINT_DOMAIN = (_domains.ordered("minval", "maxval", strict=True),)
-
-
 @sampler
 def randint(state, shape, minval, maxval, dtype=None, *, offset=0):
     """Uniform integers in ``[minval, maxval)``, like ``jax.random.randint``.
@@ -161,16 +155,16 @@ def randint(state, shape, minval, maxval, dtype=None, *, offset=0):
         >>> bool(((0 <= x) & (x < 10)).all())
         True
     """
-    _bits.check_state(state, name="randint")
-    dtype = _sampler_args.int_dtype(dtype, name="randint")
+    _sampler_args.check_state(state, name="randint")
+    dtype = _sampler_args.output_dtype(dtype, _sampler_args.INT, name="randint")
     n_limbs = 3 if dtype.itemsize == 8 else 2
     shape = _sampler_args.output_shape(shape, [minval, maxval], name="randint")
     low = _bound_limbs(minval, name="randint minval", dtype=dtype, n_limbs=n_limbs,
                        inclusive_top=False)
     high = _bound_limbs(maxval, name="randint maxval", dtype=dtype, n_limbs=n_limbs,
                         inclusive_top=True)
-    _domains.check("randint", RANDINT_DOMAIN, minval=minval, maxval=maxval)
-    offset = _bits.check_offset(offset, name="randint")
+    _sampler_args.check_domain("randint", minval=minval, maxval=maxval)
+    offset = _sampler_args.check_offset(offset, name="randint")
     low = list(_sampler_args.kernel_operands(shape, *low))
     high = list(_sampler_args.kernel_operands(shape, *high))
     return _randint_impl(hashed(state, offset), low, high, shape=shape, dtype=dtype)
@@ -221,13 +215,11 @@ def permutation(state, x, axis=0, independent=False):
         >>> sorted(jp.permutation(jp.key(0), 5).tolist())
         [0, 1, 2, 3, 4]
     """
-    _bits.check_state(state, name="permutation")
+    _sampler_args.check_state(state, name="permutation")
     x = _as_population(x, name="permutation x")
-    if not isinstance(independent, (bool, np.bool_)):
-        raise TypeError(f"permutation independent accepts True or False, but was given "
-                        f"{_inputs.describe(independent)}")
+    independent = _sampler_args.check_flag(independent, name="permutation independent")
     axis = _check_axis(axis, x.ndim, name="permutation")
-    return _permutation_impl(hashed(state), x, axis=axis, independent=bool(independent))
+    return _permutation_impl(hashed(state), x, axis=axis, independent=independent)
 
 
 def _as_population(x, *, name: str) -> jax.Array:
@@ -372,18 +364,17 @@ def choice(state, a, shape=(), replace=True, p=None, axis=0, mode=None):
         >>> jp.choice(jp.key(0), 10, (3,), replace=False).shape
         (3,)
     """
-    _bits.check_state(state, name="choice")
+    _sampler_args.check_state(state, name="choice")
     if mode not in (None, "low", "high"):
-        raise ValueError(f"choice mode accepts None, 'low' or 'high', but was given {mode!r}")
-    shape = _bits.check_shape(shape, name="choice")
+        raise ValueError(_sampler_args.rejected("choice mode", "None, 'low' or 'high'",
+                                                repr(mode)))
+    shape = _sampler_args.check_shape(shape, name="choice")
     population_is_int = np.ndim(a) == 0
     a = _as_population(a, name="choice a")
     axis = _check_axis(axis, a.ndim, name="choice")
     n = a.shape[axis]
     n_draws = math.prod(shape)
-    if not isinstance(replace, (bool, np.bool_)):
-        raise TypeError(f"choice replace accepts True or False, but was given "
-                        f"{_inputs.describe(replace)}")
+    replace = _sampler_args.check_flag(replace, name="choice replace")
     if n == 0 and n_draws > 0:
         raise ValueError("choice needs a non-empty population to draw from, but a has "
                          "length 0 along axis")
@@ -397,17 +388,18 @@ def choice(state, a, shape=(), replace=True, p=None, axis=0, mode=None):
         p_dtype = _sampler_args.widest_float()
         p_given = p  # checked on the host when concrete (under jit, p below is traced)
         p = _sampler_args.real_param(p, name="choice p", dtype=p_dtype)
+        _sampler_args.check_domain("choice", p=p_given)
         if p.shape != (n,):
             raise ValueError(f"choice p must have shape ({n},) to match a, but was given "
                              f"shape {p.shape}")
         if n and not _inputs.is_traced(p_given):
-            _check_concrete_weights(p_given, shape, bool(replace), p_dtype)
+            _check_concrete_weights(p_given, shape, replace, p_dtype)
     else:
         p = jnp.zeros((0,), jnp.float32)
     if n_draws == 0:
         index = jnp.zeros(shape, jnp.int32)
     else:
-        index = _choice_indices(hashed(state), p, shape=shape, n=n, replace=bool(replace),
+        index = _choice_indices(hashed(state), p, shape=shape, n=n, replace=replace,
                                 has_p=has_p)
     if population_is_int:
         return index.astype(a.dtype)
@@ -537,18 +529,15 @@ def categorical(state, logits, axis=-1, shape=None, replace=True, mode=None):
         >>> jp.categorical(jp.key(0), jnp.log(jnp.array([0.2, 0.8])), shape=(3,)).shape
         (3,)
     """
-    _bits.check_state(state, name="categorical")
+    _sampler_args.check_state(state, name="categorical")
     if mode not in (None, "low", "high"):
-        raise ValueError(f"categorical mode accepts None, 'low' or 'high', but was given "
-                         f"{mode!r}")
-    if not isinstance(replace, (bool, np.bool_)):
-        raise TypeError(f"categorical replace accepts True or False, but was given "
-                        f"{_inputs.describe(replace)}")
-    dtype = (jnp.float64
-             if _sampler_args.x64_enabled() and getattr(logits, "dtype", None) == jnp.float64
-             else jnp.float32)
+        raise ValueError(_sampler_args.rejected("categorical mode", "None, 'low' or 'high'",
+                                                repr(mode)))
+    replace = _sampler_args.check_flag(replace, name="categorical replace")
+    dtype = _sampler_args.float_of(logits)
     logits_given = logits  # checked on the host when concrete (under jit, logits is traced)
     logits = _sampler_args.real_param(logits, name="categorical logits", dtype=dtype)
+    _sampler_args.check_domain("categorical", logits=logits_given)
     if logits.ndim == 0:
         raise ValueError("categorical logits must have at least one dimension, but was given "
                          "a scalar")
@@ -558,7 +547,7 @@ def categorical(state, logits, axis=-1, shape=None, replace=True, mode=None):
     if shape is None:
         shape = batch_shape
     else:
-        shape = _bits.check_shape(shape, name="categorical")
+        shape = _sampler_args.check_shape(shape, name="categorical")
         tail = shape[len(shape) - len(batch_shape):] if batch_shape else ()
         try:
             ok = len(shape) >= len(batch_shape) and tuple(
@@ -585,6 +574,6 @@ def categorical(state, logits, axis=-1, shape=None, replace=True, mode=None):
     if not _inputs.is_traced(logits_given):
         _check_concrete_logits(logits_given, axis=axis, shape=tuple(shape),
                                n_draws=math.prod(shape[:len(shape) - len(batch_shape)]),
-                               replace=bool(replace), dtype=dtype)
+                               replace=replace, dtype=dtype)
     return _categorical_impl(hashed(state), logits, shape=tuple(shape),
-                             replace=bool(replace))
+                             replace=replace)
