@@ -237,3 +237,19 @@ def test_sampler_arguments_are_checked_in_the_front_door_only():
     offenders = sorted(str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
                        if path != front_door and any(t in path.read_text() for t in templates))
     assert offenders == []
+
+
+def test_samplers_word_their_argument_errors_with_the_one_sentence():
+    """``<function> <argument> accepts <what>, but was given <what>`` is written by
+    ``_sampler_args.rejected`` only: no other module of ``_samplers`` raises it as text."""
+    offenders = []
+    for path in (PACKAGE / "_samplers").glob("*.py"):
+        if path.name == "_sampler_args.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Raise) and node.exc is not None:
+                text = "".join(part.value for part in ast.walk(node.exc)
+                               if isinstance(part, ast.Constant) and isinstance(part.value, str))
+                if "accepts" in text and "but was given" in text:
+                    offenders.append(f"{path.name}:{node.lineno}")
+    assert offenders == []

@@ -36,11 +36,9 @@ def _bound_limbs(value, *, name: str, dtype, n_limbs: int, inclusive_top: bool):
     top = info.max + 1 if inclusive_top else info.max
     if isinstance(value, (bool, np.bool_)) or not isinstance(
             value, (int, np.integer, np.ndarray, jax.Array)):
-        raise TypeError(f"{name} accepts {_BOUND_ACCEPTS}, but was given "
-                        f"{_inputs.describe(value)}")
+        raise TypeError(_sampler_args.rejected(name, _BOUND_ACCEPTS, _inputs.describe(value)))
     if not isinstance(value, int) and not jnp.issubdtype(value.dtype, jnp.integer):
-        raise TypeError(f"{name} accepts {_BOUND_ACCEPTS}, but was given "
-                        f"{_inputs.describe(value)}")
+        raise TypeError(_sampler_args.rejected(name, _BOUND_ACCEPTS, _inputs.describe(value)))
     if isinstance(value, int):
         if not info.min <= value <= top:
             raise ValueError(f"{name} must lie in [{info.min}, {top}] for dtype {dtype}, but "
@@ -222,15 +220,17 @@ def permutation(state, x, axis=0, independent=False):
     return _permutation_impl(hashed(state), x, axis=axis, independent=independent)
 
 
+_POPULATION_ACCEPTS = "an int or an array with at least one dimension"
+
+
 def _as_population(x, *, name: str) -> jax.Array:
     """An int (-> ``arange``) or an array with at least one dimension."""
     if isinstance(x, (bool, np.bool_, str, bytes)):
-        raise TypeError(f"{name} accepts an int or an array with at least one dimension, but "
-                        f"was given {_inputs.describe(x)}")
+        raise TypeError(_sampler_args.rejected(name, _POPULATION_ACCEPTS, _inputs.describe(x)))
     if np.ndim(x) == 0:
         if not jnp.issubdtype(jnp.result_type(x), jnp.integer):
-            raise TypeError(f"{name} accepts an int or an array with at least one dimension, "
-                            f"but was given {_inputs.describe(x)}")
+            raise TypeError(_sampler_args.rejected(name, _POPULATION_ACCEPTS,
+                                                   _inputs.describe(x)))
         if _inputs.is_traced(x):
             raise TypeError(f"{name} must be a concrete int (it fixes the output shape), but "
                             f"was given {_inputs.describe(x)}")
@@ -245,8 +245,8 @@ def _check_axis(axis, ndim: int, *, name: str) -> int:
     try:
         axis = operator.index(axis)
     except TypeError:
-        raise TypeError(f"{name} axis accepts an int, but was given "
-                        f"{_inputs.describe(axis)}") from None
+        raise TypeError(_sampler_args.rejected(f"{name} axis", "an int",
+                                               _inputs.describe(axis))) from None
     if not -ndim <= axis < ndim:
         raise ValueError(f"{name} axis {axis} is out of range for an array of {ndim} "
                          f"dimensions")
@@ -298,7 +298,7 @@ def _check_concrete_weights(p, shape: tuple, replace: bool, dtype) -> None:
                          f"{shape} asks for {n_draws}")
     else:
         received = f"weights whose sum overflows {values.dtype} (rescale p)"
-    raise ValueError(f"choice p accepts {_P_ACCEPTS}, but was given {received}")
+    raise ValueError(_sampler_args.rejected("choice p", _P_ACCEPTS, received))
 
 
 @partial(jax.jit, static_argnames=("shape", "n", "replace", "has_p"))
@@ -365,9 +365,7 @@ def choice(state, a, shape=(), replace=True, p=None, axis=0, mode=None):
         (3,)
     """
     _sampler_args.check_state(state, name="choice")
-    if mode not in (None, "low", "high"):
-        raise ValueError(_sampler_args.rejected("choice mode", "None, 'low' or 'high'",
-                                                repr(mode)))
+    _sampler_args.check_mode(mode, name="choice")
     shape = _sampler_args.check_shape(shape, name="choice")
     population_is_int = np.ndim(a) == 0
     a = _as_population(a, name="choice a")
@@ -470,7 +468,7 @@ def _check_concrete_logits(logits, *, axis: int, shape: tuple, n_draws: int, rep
                          f"as a row of logits has entries above -inf, but "
                          f"{_row_name(row, axis)} has {int(possible[row])} and shape {shape} "
                          f"asks for {n_draws}")
-    raise ValueError(f"categorical logits accepts {_LOGITS_ACCEPTS}, but was given {received}")
+    raise ValueError(_sampler_args.rejected("categorical logits", _LOGITS_ACCEPTS, received))
 
 
 @partial(jax.jit, static_argnames=("shape", "replace"))
@@ -530,9 +528,7 @@ def categorical(state, logits, axis=-1, shape=None, replace=True, mode=None):
         (3,)
     """
     _sampler_args.check_state(state, name="categorical")
-    if mode not in (None, "low", "high"):
-        raise ValueError(_sampler_args.rejected("categorical mode", "None, 'low' or 'high'",
-                                                repr(mode)))
+    _sampler_args.check_mode(mode, name="categorical")
     replace = _sampler_args.check_flag(replace, name="categorical replace")
     dtype = _sampler_args.float_of(logits)
     logits_given = logits  # checked on the host when concrete (under jit, logits is traced)

@@ -140,8 +140,9 @@ def _check_concrete_bounds(lower, upper, cdtype) -> None:
     if empty.any():
         index = tuple(int(i) for i in np.unravel_index(np.argmax(empty), empty.shape))
         where = f" (at broadcast index {index})" if lower.ndim else ""
-        raise ValueError(f"truncated_normal accepts bounds with lower <= upper, but was given "
-                         f"lower {lower[index]} and upper {upper[index]}{where}")
+        raise ValueError(_sampler_args.rejected(
+            "truncated_normal", "bounds with lower <= upper",
+            f"lower {lower[index]} and upper {upper[index]}{where}"))
 
 
 @sampler

@@ -36,18 +36,19 @@ def _static_int(value, *, name: str, what: str) -> int:
     """A concrete non-negative int (it fixes the output shape)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(
             value, (int, np.integer, np.ndarray, jax.Array)):
-        raise TypeError(f"{name} accepts a non-negative int ({what}), but was given "
-                        f"{_inputs.describe(value)}")
+        raise TypeError(_sampler_args.rejected(name, f"a non-negative int ({what})",
+                                               _inputs.describe(value)))
     if isinstance(value, (np.ndarray, jax.Array)):
         if _inputs.is_traced(value):
             raise TypeError(f"{name} must be a concrete int (it fixes the output shape), but "
                             f"was given {_inputs.describe(value)}")
         if value.ndim != 0 or not jnp.issubdtype(value.dtype, jnp.integer):
-            raise TypeError(f"{name} accepts a non-negative int ({what}), but was given "
-                            f"{_inputs.describe(value)}")
+            raise TypeError(_sampler_args.rejected(name, f"a non-negative int ({what})",
+                                                   _inputs.describe(value)))
     value = int(value)
     if value < 0:
-        raise ValueError(f"{name} accepts a non-negative int ({what}), but was given {value}")
+        raise ValueError(_sampler_args.rejected(name, f"a non-negative int ({what})",
+                                                str(value)))
     return value
 
 

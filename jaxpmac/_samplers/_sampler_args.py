@@ -211,6 +211,13 @@ def check_flag(value, *, name: str) -> bool:
     return bool(value)
 
 
+def check_mode(mode, *, name: str, modes: tuple = (None, "low", "high")) -> None:
+    """``jax.random``'s ``mode``, accepted for compatibility: every mode draws the same."""
+    if mode not in modes:
+        accepts = ", ".join(repr(m) for m in modes[:-1]) + f" or {modes[-1]!r}"
+        raise ValueError(rejected(f"{name} mode", accepts, repr(mode)))
+
+
 # -- real parameters ----------------------------------------------------------------------------
 REAL_ACCEPTS = "real numbers or arrays of them"
 

@@ -110,8 +110,7 @@ def gumbel(state, shape=(), dtype=None, mode=None, *, offset=0):
         >>> jp.gumbel(jp.key(0), (2, 2)).shape
         (2, 2)
     """
-    if mode not in (None, "low", "high"):
-        raise ValueError(f"gumbel mode accepts None, 'low' or 'high', but was given {mode!r}")
+    _sampler_args.check_mode(mode, name="gumbel")
     return _sample("gumbel", state, shape, dtype, offset)
 
 

@@ -294,8 +294,7 @@ def bernoulli(state, p=0.5, shape=None, mode="low", *, offset=0):
     """
     _sampler_args.check_state(state, name="bernoulli")
     _sampler_args.check_domain("bernoulli", p=p)
-    if mode not in ("low", "high"):
-        raise ValueError(_sampler_args.rejected("bernoulli mode", "'low' or 'high'", repr(mode)))
+    _sampler_args.check_mode(mode, name="bernoulli", modes=("low", "high"))
     p = _sampler_args.real_param(p, name="bernoulli p", dtype=_sampler_args.float_of(p))
     shape = _sampler_args.output_shape(shape, [p], name="bernoulli")
     offset = _sampler_args.check_offset(offset, name="bernoulli")
