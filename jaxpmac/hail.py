@@ -69,7 +69,7 @@ import numpy as np
 from jaxpmac._cipher import _words as w
 from jaxpmac._hail import _engine as engine
 from jaxpmac._message import _inputs
-from jaxpmac._samplers._bits import check_state
+from jaxpmac._samplers._sampler_args import check_state
 from jaxpmac._samplers._registry import sampler
 
 __all__ = [

@@ -183,3 +183,122 @@ def test_the_registry_holds_every_public_sampler():
     for name in jaxpmac.__all__:
         if name in public:
             assert SAMPLERS[name] is getattr(jaxpmac, name)
+
+
+# The one test of tracedness. _lowering/_draw_boundary.py tests it too: it is a layer under
+# _message, so it cannot import _inputs.
+IS_TRACED_MODULE = PACKAGE / "_message" / "_inputs.py"
+UNDER_INPUTS = {PACKAGE / "_lowering" / "_draw_boundary.py"}
+
+
+def test_tracedness_is_tested_by_the_one_is_traced():
+    offenders = sorted(str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
+                       if path != IS_TRACED_MODULE and path not in UNDER_INPUTS
+                       and any(isinstance(node, ast.Attribute) and node.attr == "Tracer"
+                               for node in ast.walk(ast.parse(path.read_text()))))
+    assert offenders == []
+
+
+def _package(module: str) -> str:
+    """``jaxpmac._samplers`` of ``jaxpmac._samplers._bits``; ``jaxpmac.hail`` of itself."""
+    return ".".join(module.split(".")[:2])
+
+
+# NamedTuple's own methods: public, though underscored.
+_PUBLIC_UNDERSCORED = {"_replace", "_asdict", "_fields", "_make"}
+
+
+def _private_members(tree) -> set[str]:
+    """The underscored attributes a module's classes define: methods, ``__slots__`` and
+    assignments to ``self.<name>``."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            names.update(item.name for item in node.body
+                         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        elif isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "__slots__" for t in node.targets):
+            names.update(c.value for c in ast.walk(node.value)
+                         if isinstance(c, ast.Constant) and isinstance(c.value, str))
+        elif (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+              and isinstance(node.value, ast.Name) and node.value.id == "self"):
+            names.add(node.attr)
+    return {name for name in names if name.startswith("_") and not name.startswith("__")}
+
+
+def test_no_module_reads_private_names_of_another_package():
+    """A package reads another's private names neither from its modules (``_m._helper``,
+    ``from ... import _helper``) nor from its objects (``state._pending``): the owner offers
+    what others need."""
+    modules = {_module_name(path): ast.parse(path.read_text())
+               for path in PACKAGE.rglob("*.py")}
+    members = {}
+    for name, tree in modules.items():
+        members.setdefault(_package(name), set()).update(_private_members(tree))
+    reaches = []
+    for name, tree in modules.items():
+        imported = {}      # local name -> the module it names
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for alias in node.names:
+                    full = f"{node.module}.{alias.name}"
+                    if full in modules:
+                        imported[alias.asname or alias.name] = full
+                    elif (alias.name.startswith("_") and node.module.startswith("jaxpmac")
+                          and _package(node.module) != _package(name)):
+                        reaches.append(f"{name} imports {full}")
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Attribute) and node.attr.startswith("_")
+                    and not node.attr.startswith("__") and isinstance(node.value, ast.Name)):
+                continue
+            receiver = node.value.id
+            if receiver in imported:
+                target = imported[receiver]
+                if (f"{target}.{node.attr}" not in modules
+                        and _package(target) != _package(name)):
+                    reaches.append(f"{name} reads {target}.{node.attr}")
+            elif (node.attr not in members[_package(name)]
+                  and node.attr not in _PUBLIC_UNDERSCORED):
+                reaches.append(f"{name}:{node.lineno} reads {receiver}.{node.attr}")
+    assert reaches == []
+
+
+def test_every_sampler_declares_its_parameter_domains_in_the_one_table():
+    import inspect
+
+    from jaxpmac._samplers._registry import SAMPLERS
+    from jaxpmac._samplers._sampler_args import DOMAINS
+
+    # jaxpmac.hail's samplers take Hail's arguments, checked in jaxpmac/hail.py.
+    own = {name for name in SAMPLERS if not name.startswith("hail_")}
+    assert set(DOMAINS) == own
+    for name, rules in DOMAINS.items():
+        parameters = inspect.signature(SAMPLERS[name]).parameters
+        assert {arg for rule in rules for arg in rule.names} <= set(parameters), name
+
+
+def test_sampler_arguments_are_checked_in_the_front_door_only():
+    """Every check of a sampler's arguments is in ``_samplers/_sampler_args.py``: no other
+    module raises the errors of its state, dtype or shape checks."""
+    front_door = PACKAGE / "_samplers" / "_sampler_args.py"
+    templates = ("accepts a jaxpmac RNGState", "dtype accepts", "shape accepts",
+                 "offset accepts", "accepts real numbers")
+    offenders = sorted(str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
+                       if path != front_door and any(t in path.read_text() for t in templates))
+    assert offenders == []
+
+
+def test_samplers_word_their_argument_errors_with_the_one_sentence():
+    """``<function> <argument> accepts <what>, but was given <what>`` is written by
+    ``_sampler_args.rejected`` only: no other module of ``_samplers`` raises it as text."""
+    offenders = []
+    for path in (PACKAGE / "_samplers").glob("*.py"):
+        if path.name == "_sampler_args.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Raise) and node.exc is not None:
+                text = "".join(part.value for part in ast.walk(node.exc)
+                               if isinstance(part, ast.Constant) and isinstance(part.value, str))
+                if "accepts" in text and "but was given" in text:
+                    offenders.append(f"{path.name}:{node.lineno}")
+    assert offenders == []

@@ -176,7 +176,7 @@ def _check_concrete_values(sample: Callable, operands: list) -> None:
     which could then only clip or flag it, so the explicit sampler is traced here (abstractly,
     nothing is computed) with the concrete operands closed over, as the explicit call
     ``jaxpmac.<sampler>(state, ...)`` would see them."""
-    concrete = [not isinstance(x, jax.core.Tracer) for x in operands]
+    concrete = [not _inputs.is_traced(x) for x in operands]
     if not any(concrete):
         return
 

@@ -22,7 +22,7 @@ import jax
 from jaxpmac._implicit import _draw as draw
 from jaxpmac._implicit import _eval as evaluation
 from jaxpmac._implicit import _table as tbl
-from jaxpmac._samplers._bits import check_state
+from jaxpmac._samplers._sampler_args import check_state
 
 
 @dataclasses.dataclass(frozen=True)

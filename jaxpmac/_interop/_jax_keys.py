@@ -29,6 +29,7 @@ from jaxpmac._lowering._draw_boundary import ends_draw
 from jaxpmac._lowering._platform import by_platform
 from jaxpmac._message import _inputs
 from jaxpmac._samplers import _bits
+from jaxpmac._samplers import _sampler_args
 from jaxpmac._message._state import (FINAL_TWEAK_FULL, FINAL_TWEAK_PADDED, UID_ACCEPTS,
                                      WORDS_PER_BLOCK, RNGState, key as _state_key)
 
@@ -280,7 +281,7 @@ def as_jax_key(state: RNGState) -> jax.Array:
         ...       == jp.bits(s.split(7), (4,))).all())
         True
     """
-    _bits.check_state(state, name="as_jax_key")
+    _sampler_args.check_state(state, name="as_jax_key")
     # The state of a key (jaxpmac.state_of, in _key_states, which builds on this module) holds
     # that key's data and says so; any other state is packed from its partial hash.
     data_of_key = getattr(state, "jax_key_data", None)

@@ -27,6 +27,7 @@ import numpy as np
 from jaxpmac._cipher import _words as w
 from jaxpmac._interop import _jax_keys
 from jaxpmac._message import _inputs
+from jaxpmac._message import _state
 from jaxpmac._message._state import UID_ACCEPTS, RNGState
 
 # The nonce of the messages a key's state starts for static labels: "key-stat" in ASCII. Any
@@ -37,10 +38,6 @@ KEY_STATE_NONCE = int.from_bytes(b"key-stat", "big")
 STATE_OF_ACCEPTS = ("a typed jax.random key of jaxpmac.prng_impl (dtype key<pmac>: from "
                     "jaxpmac.as_jax_key, jax.random.key(seed, impl='pmac'), and their "
                     "split/fold_in), of any shape, traced or not")
-
-
-def _is_tracer(x) -> bool:
-    return isinstance(x, jax.core.Tracer)
 
 
 def _static_words(pairs) -> tuple[int, ...]:
@@ -93,17 +90,15 @@ class KeyState(RNGState):
         then this state's hash ``H_0..H_3, f`` as dynamic words (see the module's docstring:
         a key has hashed its static part, so it cannot take more labels)."""
         final_tweak, h = self.message_hash()
-        state = RNGState(KEY_STATE_NONCE).split_static(*labels)
-        for word in (*h, final_tweak):
-            state = state._append_dynamic(word)
-        return state
+        return _state.with_words(RNGState(KEY_STATE_NONCE).split_static(*labels),
+                                 (*h, final_tweak))
 
     # -- hashing ----------------------------------------------------------------------------
     def message_hash(self):
         """``(f, H)`` as for :meth:`RNGState.message_hash`: static ints where the key is
         concrete, else dynamic ``Pair`` words (``f`` too: the key's word count is a value)."""
         data = self._one("drawing")
-        if _is_tracer(data):
+        if _inputs.is_traced(data):
             return _jax_keys._message_hash(data)
         final_tweak, h = _jax_keys._message_hash(jnp.asarray(data))
         return _static_words((final_tweak,))[0], _static_words(h)
@@ -114,7 +109,7 @@ class KeyState(RNGState):
 
     @property
     def is_static(self) -> bool:
-        return not _is_tracer(self._data)
+        return not _inputs.is_traced(self._data)
 
     def _message(self) -> tuple:
         return ("key", tuple(np.asarray(self._data).reshape(-1).tolist()))
@@ -132,7 +127,7 @@ class KeyState(RNGState):
 
     def __repr__(self) -> str:
         shape = tuple(self._data.shape[:-1])
-        where = "traced" if _is_tracer(self._data) else "concrete"
+        where = "traced" if _inputs.is_traced(self._data) else "concrete"
         return f"RNGState(of a jax.random key<pmac>, {where}, key shape {shape})"
 
 

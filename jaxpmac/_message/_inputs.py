@@ -20,7 +20,7 @@ STR_LABEL_TAG = 0xFFFFFFFF00000000
 def describe(value) -> str:
     """A short description of a bad input for error messages."""
     if isinstance(value, (jax.Array, np.ndarray, np.generic)):
-        kind = "traced array" if isinstance(value, jax.core.Tracer) else "array"
+        kind = "traced array" if is_traced(value) else "array"
         return f"{kind} of dtype {value.dtype} and shape {tuple(value.shape)}"
     text = repr(value)
     return f"{type(value).__name__} {text[:60] + '...' if len(text) > 60 else text}"

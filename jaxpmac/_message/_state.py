@@ -100,7 +100,7 @@ def _is_concrete_scalar(x) -> bool:
     if isinstance(x, int) and not isinstance(x, bool):
         return 0 <= x <= w.MASK32          # a leaf read back as a Python int (a checkpoint)
     return (isinstance(x, (np.ndarray, np.generic, jax.Array))
-            and not isinstance(x, jax.core.Tracer) and np.ndim(x) == 0
+            and not _inputs.is_traced(x) and np.ndim(x) == 0
             and np.issubdtype(x.dtype, np.unsignedinteger))
 
 
@@ -291,6 +291,23 @@ class RNGState:
         n_dynamic = WORDS_PER_BLOCK * self._n_full_blocks + len(self._pending)
         return (f"RNGState(nonce={nonce}, static_words={len(self._labels)}, "
                 f"dynamic_words={n_dynamic})")
+
+
+# What jaxpmac's other packages read of a state beyond its public methods (module functions,
+# so that RNGState's public surface stays what users call).
+def words_in_last_block(state: RNGState) -> int:
+    """How many dynamic words the last block of ``state`` holds (0 to 4): that block is not
+    encrypted yet, so a word appended there changes the hash only through it
+    (``_samplers._hashed.family``)."""
+    return len(state._pending)
+
+
+def with_words(state: RNGState, words: Sequence[w.Word]) -> RNGState:
+    """``state`` with ``words`` appended as dynamic words: words already (static ints or
+    ``Pair``s), so unchecked, unlike :meth:`RNGState.split`'s user input."""
+    for word in words:
+        state = state._append_dynamic(word)
+    return state
 
 
 # jax.export serializes a state argument by its pytree structure: the aux data (labels and word

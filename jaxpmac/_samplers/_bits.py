@@ -12,79 +12,9 @@ import numpy as np
 from jaxpmac._cipher import _stream
 from jaxpmac._cipher import _words as w
 from jaxpmac._lowering import _platform, _window
-from jaxpmac._message import _inputs
 from jaxpmac._message._state import RNGState
+from jaxpmac._samplers import _sampler_args
 from jaxpmac._samplers._registry import sampler
-
-DTYPE_ACCEPTS = "uint8, uint16, uint32 or uint64 (uint64 needs jax_enable_x64)"
-OFFSET_ACCEPTS = ("a Python int in [0, 2**64) or a non-negative integer scalar array "
-                  "(traced or not)")
-
-
-def check_state(state, *, name: str) -> RNGState:
-    if not isinstance(state, RNGState):
-        raise TypeError(f"{name} accepts a jaxpmac RNGState (from jaxpmac.key, or "
-                        f"jaxpmac.state_of(key) for a jax.random key<pmac>), but was given "
-                        f"{_describe_state(state)}")
-    return state
-
-
-def _describe_state(value) -> str:
-    # A typed jax.random key is the likeliest wrong state (code written for jax.random): say
-    # what it is and what to do with it.
-    if isinstance(value, jax.Array) and jax.dtypes.issubdtype(value.dtype, jax.dtypes.prng_key):
-        impl = jax.random.key_impl(value)
-        if str(impl) == "pmac":
-            return (f"a jax.random key<pmac>: pass jaxpmac.state_of(key) (samplers take "
-                    f"states, so that a switch from jax.random's algorithm is visible)")
-        return (f"a jax.random key of impl {impl} (dtype {value.dtype}): jaxpmac draws only "
-                f"from its own states, and keys of jaxpmac.prng_impl through jaxpmac.state_of")
-    return _inputs.describe(value)
-
-
-def check_shape(shape, *, name: str) -> tuple[int, ...]:
-    """A static shape: a non-negative int or a sequence of them."""
-    entries = (shape,) if isinstance(shape, (int, np.integer)) else shape
-    try:
-        entries = tuple(entries)
-    except TypeError:
-        raise TypeError(f"{name} shape accepts a sequence of non-negative ints, but was given "
-                        f"{_inputs.describe(shape)}") from None
-    for entry in entries:
-        if isinstance(entry, (bool, np.bool_)) or not isinstance(entry, (int, np.integer)):
-            raise TypeError(f"{name} shape accepts a sequence of non-negative ints, but was "
-                            f"given {shape!r} (entry {_inputs.describe(entry)})")
-        if entry < 0:
-            raise ValueError(f"{name} shape accepts a sequence of non-negative ints, but was "
-                             f"given {shape!r}")
-    return tuple(int(entry) for entry in entries)
-
-
-def check_stream_dtype(dtype, *, name: str) -> np.dtype:
-    try:
-        dtype = jnp.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"{name} dtype accepts {DTYPE_ACCEPTS}, but was given {dtype!r}") from None
-    if dtype not in [jnp.dtype(d) for d in _stream.STREAM_DTYPES]:
-        raise TypeError(f"{name} dtype accepts {DTYPE_ACCEPTS}, but was given {dtype}")
-    if dtype == jnp.uint64 and not w.x64_enabled():
-        raise TypeError(f"{name} dtype uint64 needs 64-bit types: enable them with "
-                        f"jax.config.update('jax_enable_x64', True), or draw uint32")
-    return dtype
-
-
-def check_offset(offset, *, name: str) -> w.Word:
-    """A stream offset as one word: a static int or a dynamic ``Pair``."""
-    if isinstance(offset, int) and not isinstance(offset, bool) and not 0 <= offset <= w.MASK64:
-        raise ValueError(f"{name} offset accepts {OFFSET_ACCEPTS}, but was given {offset}")
-    (word,) = _inputs.words_of(offset, name=f"{name} offset", allow_vector=False,
-                               accepts=OFFSET_ACCEPTS)
-    # A concrete negative array would otherwise wrap to an offset near 2**64. (A traced signed
-    # offset cannot be checked at trace time; it sign-extends like every other word.)
-    if w.is_static(word) and not isinstance(offset, int) and np.asarray(offset) < 0:
-        raise ValueError(f"{name} offset accepts {OFFSET_ACCEPTS}, but was given "
-                         f"{_inputs.describe(offset)} with value {np.asarray(offset)}")
-    return word
 
 
 def use_native_words() -> bool:
@@ -193,10 +123,8 @@ def bits(state: RNGState, shape=(), dtype=jnp.uint32, *, offset=0) -> jax.Array:
         >>> bool((jp.bits(s, (8,), offset=8) == whole[1]).all())
         True
     """
-    check_state(state, name="bits")
-    shape = check_shape(shape, name="bits")
-    dtype = check_stream_dtype(dtype, name="bits")
-    offset = check_offset(offset, name="bits")
+    dtype, _, shape, offset = _sampler_args.checked("bits", state, dtype, shape,
+                                                    output=_sampler_args.STREAM, offset=offset)
     n = math.prod(shape)
     if w.is_static(offset) and offset + n > (1 << 64):
         raise ValueError(f"bits reads stream elements [offset, offset + {n}), which must end by "

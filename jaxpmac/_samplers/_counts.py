@@ -10,8 +10,6 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxpmac._samplers import _bits
-from jaxpmac._samplers import _domains
 from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _retry
 from jaxpmac._samplers import _sampler_args
@@ -110,10 +108,6 @@ def _poisson_impl(state, retries, lam, *, shape, dtype):
     return jnp.where(valid, k, -1).astype(dtype).reshape(shape)
 
 
-# Parameter domains (_domains): concrete values outside are a ValueError.
-POISSON_DOMAIN = (_domains.at_least_zero("lam", nan="-1"),)
-
-
 @sampler
 def poisson(state, lam, shape=None, dtype=None):
     """Poisson(``lam``) integers, like ``jax.random.poisson``.
@@ -141,11 +135,9 @@ def poisson(state, lam, shape=None, dtype=None):
         >>> bool((jp.poisson(jp.key(0), 3.0, (4,)) >= 0).all())
         True
     """
-    _bits.check_state(state, name="poisson")
-    _domains.check("poisson", POISSON_DOMAIN, lam=lam)
-    dtype = _sampler_args.int_dtype(dtype, name="poisson")
-    lam = _sampler_args.real_param(lam, name="poisson lam", dtype=_sampler_args.widest_float())
-    shape = _sampler_args.output_shape(shape, [lam], name="poisson")
+    dtype, (lam,), shape, _ = _sampler_args.checked(
+        "poisson", state, dtype, shape, {"lam": lam}, output=_sampler_args.INT,
+        compute=_sampler_args.widest_float())
     if math.prod(shape) == 0:
         return jnp.zeros(shape, dtype)
     return _poisson_impl(hashed(state), family_static(state, POISSON_RETRY_LABEL), lam,
@@ -237,10 +229,6 @@ def binomial_of_hashed(state, retries, count, prob, *, shape, dtype):
     return k.astype(dtype).reshape(shape)
 
 
-# Parameter domains (_domains): concrete values outside are a ValueError.
-BINOMIAL_DOMAIN = (_domains.at_least_zero("n"), _domains.probability("p"))
-
-
 @sampler
 def binomial(state, n, p, shape=None, dtype=None):
     """Binomial(``n``, ``p``) counts as floats, like ``jax.random.binomial``.
@@ -268,12 +256,8 @@ def binomial(state, n, p, shape=None, dtype=None):
         >>> bool(((0 <= x) & (x <= 10)).all())
         True
     """
-    _bits.check_state(state, name="binomial")
-    _domains.check("binomial", BINOMIAL_DOMAIN, n=n, p=p)
-    dtype = _sampler_args.float_dtype(dtype, name="binomial")
-    n = _sampler_args.real_param(n, name="binomial n", dtype=_sampler_args.widest_float())
-    p = _sampler_args.real_param(p, name="binomial p", dtype=_sampler_args.widest_float())
-    shape = _sampler_args.output_shape(shape, [n, p], name="binomial")
+    dtype, (n, p), shape, _ = _sampler_args.checked(
+        "binomial", state, dtype, shape, {"n": n, "p": p}, compute=_sampler_args.widest_float())
     if math.prod(shape) == 0:
         return jnp.zeros(shape, dtype)
     return binomial_of_hashed(hashed(state), family_static(state, BINOMIAL_RETRY_LABEL), n, p,

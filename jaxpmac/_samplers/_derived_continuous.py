@@ -18,7 +18,8 @@ Which stream words each one reads:
   on ``state.split_static(T_GAMMA_LABEL)`` / ``(GENERALIZED_NORMAL_GAMMA_LABEL)``'s, their
   normal or sign taking word ``i`` of the state's own stream.
 
-Concrete parameters outside a distribution's domain are a ValueError (``DOMAINS``); traced ones
+Concrete parameters outside a distribution's domain are a ValueError
+(``_sampler_args.DOMAINS``); traced ones
 give NaN (documented per sampler), as ``gamma`` does for ``a < 0``: they cannot be checked when
 traced, and NaN is visibly invalid. Half types compute
 in float32 and round once at the end. Products that feed additions are rounded on their own
@@ -35,10 +36,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxpmac._lowering._draw_boundary import at_run_time
-from jaxpmac._samplers import _bits
 from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _ndtri
-from jaxpmac._samplers import _domains
 from jaxpmac._samplers import _sampler_args
 from jaxpmac._samplers import _unit
 from jaxpmac._samplers._correctly_rounded import divide, sqrt
@@ -53,40 +52,14 @@ T_GAMMA_LABEL = "jaxpmac.t.gamma"
 F_DENOMINATOR_LABEL = "jaxpmac.f.denominator"
 GENERALIZED_NORMAL_GAMMA_LABEL = "jaxpmac.generalized_normal.gamma"
 
-# Each sampler's parameter domains (_domains): a concrete value outside is a ValueError; a traced
-# one gives the NaN its docstring states. Where a boundary is inside (chisquare df = 0,
-# lognormal sigma = 0, scales of 0), the sampler gives the distribution's limit there.
-DOMAINS = {
-    "t": (_domains.above_zero("df"),),
-    "chisquare": (_domains.at_least_zero("df"),),
-    "f": (_domains.above_zero("dfnum"), _domains.above_zero("dfden")),
-    "loggamma": (_domains.at_least_zero("a"),),
-    "lognormal": (_domains.at_least_zero("sigma"),),
-    "pareto": (_domains.above_zero("b"),),
-    "weibull_min": (_domains.at_least_zero("scale"), _domains.above_zero("concentration")),
-    "rayleigh": (_domains.at_least_zero("scale"),),
-    "double_sided_maxwell": (_domains.at_least_zero("scale"),),
-    "wald": (_domains.above_zero("mean"),),
-    "generalized_normal": (_domains.Rule(("p",), "finite values > 0 (or NaN, which gives NaN)",
-                                         lambda p: (p <= 0) | (p == np.inf)),),
-    "triangular": (_domains.Rule(("left", "mode", "right"),
-                                 "left <= mode <= right (elementwise, after broadcasting)",
-                                 lambda left, mode, right: (left > mode) | (mode > right)),),
-}
-
 
 def _checked(name: str, state, dtype, shape, params: dict):
     """``(dtype, [parameter arrays in the computation dtype], shape)``, checked at trace time
-    (:mod:`jaxpmac._samplers._sampler_args`): errors name the sampler and the argument."""
-    _bits.check_state(state, name=name)
-    dtype = _sampler_args.float_dtype(dtype, name=name)
-    cdtype = _unit.compute_dtype(dtype)
-    values = [_sampler_args.real_param(value, name=f"{name} {param}", dtype=cdtype)
-              for param, value in params.items()]
-    _domains.check(name, DOMAINS.get(name, ()), **params)
+    (:func:`jaxpmac._samplers._sampler_args.checked`: the domains are ``DOMAINS[name]`` there);
+    errors name the sampler and the argument."""
+    dtype, values, shape, _ = _sampler_args.checked(name, state, dtype, shape, params)
     # Constant parameters would be folded with XLA's own log and pow: see at_run_time.
-    values = list(at_run_time(*values))
-    return dtype, values, _sampler_args.output_shape(shape, values, name=name)
+    return dtype, list(at_run_time(*values)), shape
 
 
 def _drawn(impl, shape, dtype, *operands) -> jax.Array:
@@ -380,9 +353,7 @@ def maxwell(state, shape=(), dtype=None):
         >>> bool((jp.maxwell(jp.key(0), (4,)) > 0).all())
         True
     """
-    _bits.check_state(state, name="maxwell")
-    dtype = _sampler_args.float_dtype(dtype, name="maxwell")
-    shape = _bits.check_shape(shape, name="maxwell")
+    dtype, _, shape, _ = _sampler_args.checked("maxwell", state, dtype, shape)
     return _drawn(_maxwell_impl, shape, dtype, hashed(state))
 
 

@@ -17,8 +17,6 @@ from jax import lax
 
 from jaxpmac._lowering._draw_boundary import at_run_time
 from jaxpmac._message import _inputs
-from jaxpmac._samplers import _bits
-from jaxpmac._samplers import _domains
 from jaxpmac._samplers import _counts
 from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _sampler_args
@@ -29,11 +27,6 @@ from jaxpmac._samplers._registry import sampler
 
 MULTINOMIAL_LABEL = "jaxpmac.multinomial.category"
 BITS_PER_WORD = 32
-
-_SIGNED = tuple(jnp.dtype(d) for d in (jnp.int8, jnp.int16, jnp.int32, jnp.int64, jnp.float16,
-                                       jnp.bfloat16, jnp.float32, jnp.float64))
-SIGNED_ACCEPTS = ("int8, int16, int32, int64, float16, bfloat16, float32 or float64 (64-bit "
-                  "types need jax_enable_x64)")
 
 
 # -- rademacher -----------------------------------------------------------------------------
@@ -72,10 +65,8 @@ def rademacher(state, shape=(), dtype=None):
         >>> sorted(set(x.tolist()) | {-1, 1})
         [-1, 1]
     """
-    _bits.check_state(state, name="rademacher")
-    dtype = _sampler_args._output_dtype(dtype, name="rademacher", builtin=int, allowed=_SIGNED,
-                               accepts=SIGNED_ACCEPTS, narrow="a 32-bit type")
-    shape = _bits.check_shape(shape, name="rademacher")
+    dtype, _, shape, _ = _sampler_args.checked("rademacher", state, dtype, shape,
+                                               output=_sampler_args.SIGNED)
     return _rademacher_impl(hashed(state), shape=shape, dtype=dtype)
 
 
@@ -101,10 +92,6 @@ def _geometric_impl(state, p, *, shape, dtype):
     k = jnp.where(p == 0, np.array(top, dtype), k)
     valid = (p >= 0) & (p <= 1)
     return jnp.where(valid, k, np.array(-1).astype(dtype))
-
-
-# Parameter domains (_domains): concrete values outside are a ValueError.
-GEOMETRIC_DOMAIN = (_domains.probability("p", nan="-1"),)
 
 
 @sampler
@@ -135,11 +122,9 @@ def geometric(state, p, shape=None, dtype=None):
         >>> bool((jp.geometric(jp.key(0), 0.3, (5,)) >= 1).all())
         True
     """
-    _bits.check_state(state, name="geometric")
-    _domains.check("geometric", GEOMETRIC_DOMAIN, p=p)
-    dtype = _sampler_args.int_dtype(dtype, name="geometric")
-    p = _sampler_args.real_param(p, name="geometric p", dtype=_sampler_args.widest_float())
-    shape = _sampler_args.output_shape(shape, [p], name="geometric")
+    dtype, (p,), shape, _ = _sampler_args.checked(
+        "geometric", state, dtype, shape, {"p": p}, output=_sampler_args.INT,
+        compute=_sampler_args.widest_float())
     if math.prod(shape) == 0:
         return jnp.zeros(shape, dtype)
     (p,) = at_run_time(p)
@@ -187,14 +172,6 @@ def _multinomial_impl(base, n, p, *, shape, dtype):
     return counts.reshape(shape + (k,)).astype(dtype)
 
 
-# Parameter domains (_domains): concrete values outside are a ValueError.
-MULTINOMIAL_DOMAIN = (
-    _domains.Rule(("n",), "finite values >= 0 (or NaN, which gives NaN counts)",
-                 lambda n: (n < 0) | (n == np.inf)),
-    _domains.Rule(("p",), "finite weights >= 0 (or NaN, which gives NaN counts)",
-                 lambda p: (p < 0) | (p == np.inf)))
-
-
 @sampler
 def multinomial(state, n, p, *, shape=None, dtype=None, unroll=1):
     """Multinomial(``n``, ``p``) counts as floats, like ``jax.random.multinomial``.
@@ -228,19 +205,19 @@ def multinomial(state, n, p, *, shape=None, dtype=None, unroll=1):
         >>> x.shape, x.sum(-1).tolist()
         ((4, 3), [10.0, 10.0, 10.0, 10.0])
     """
-    _bits.check_state(state, name="multinomial")
-    _domains.check("multinomial", MULTINOMIAL_DOMAIN, n=n, p=p)
-    dtype = _sampler_args.float_dtype(dtype, name="multinomial")
+    _sampler_args.check_state(state, name="multinomial")
+    _sampler_args.check_domain("multinomial", n=n, p=p)
+    dtype = _sampler_args.output_dtype(dtype, _sampler_args.FLOAT, name="multinomial")
     if not isinstance(unroll, (int, np.integer)):
-        raise TypeError(f"multinomial unroll accepts an int or a bool, but was given "
-                        f"{_inputs.describe(unroll)}")
+        raise TypeError(_sampler_args.rejected("multinomial unroll", "an int or a bool",
+                                               _inputs.describe(unroll)))
     cdtype = _sampler_args.widest_float()
     n = _sampler_args.real_param(n, name="multinomial n", dtype=cdtype)
     p = _sampler_args.real_param(p, name="multinomial p", dtype=cdtype)
     if p.ndim < 1:
         raise ValueError("multinomial p must have at least one dimension (the categories), but "
                          "was given a scalar")
-    shape = _sampler_args.output_shape(shape, [n, np.empty(p.shape[:-1], np.bool_)],
+    shape = _sampler_args.output_shape(shape, [n, _sampler_args.batch_of(p, 1)],
                                        name="multinomial")
     k = p.shape[-1]
     if math.prod(shape) * k == 0:

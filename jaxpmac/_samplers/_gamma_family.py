@@ -11,8 +11,6 @@ import numpy as np
 from jax import lax
 
 from jaxpmac._lowering._draw_boundary import at_run_time
-from jaxpmac._samplers import _bits
-from jaxpmac._samplers import _domains
 from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _gradients
 from jaxpmac._samplers import _ndtri
@@ -109,10 +107,6 @@ def _gamma_impl(streams, alpha, *, shape, dtype):
     return _gradients.exp(log_x).reshape(shape).astype(dtype)
 
 
-# Parameter domains (_domains): concrete values outside are a ValueError.
-GAMMA_DOMAIN = (_domains.at_least_zero("a"),)
-
-
 @sampler
 def gamma(state, a, shape=None, dtype=None):
     """Gamma(``a``, 1) floats, like ``jax.random.gamma``.
@@ -134,11 +128,7 @@ def gamma(state, a, shape=None, dtype=None):
         >>> bool((jp.gamma(jp.key(0), 2.0, (4,)) > 0).all())
         True
     """
-    _bits.check_state(state, name="gamma")
-    _domains.check("gamma", GAMMA_DOMAIN, a=a)
-    dtype = _sampler_args.float_dtype(dtype, name="gamma")
-    a = _sampler_args.real_param(a, name="gamma a", dtype=_unit.compute_dtype(dtype))
-    shape = _sampler_args.output_shape(shape, [a], name="gamma")
+    dtype, (a,), shape, _ = _sampler_args.checked("gamma", state, dtype, shape, {"a": a})
     if math.prod(shape) == 0:
         return jnp.zeros(shape, dtype)
     return _gamma_impl(gamma_streams(state), a, shape=shape, dtype=dtype)
@@ -152,10 +142,6 @@ def _beta_impl(streams_a, streams_b, a, b, *, shape, dtype):
     log_b = log_gamma_flat(streams_b, b, dtype)
     log_x = log_a - _gradients.logaddexp(log_a, log_b)
     return _gradients.exp(log_x).reshape(shape).astype(dtype)
-
-
-# Parameter domains (_domains): concrete values outside are a ValueError.
-BETA_DOMAIN = (_domains.at_least_zero("a"), _domains.at_least_zero("b"))
 
 
 @sampler
@@ -172,13 +158,8 @@ def beta(state, a, b, shape=None, dtype=None):
         >>> bool(((0 <= x) & (x <= 1)).all())
         True
     """
-    _bits.check_state(state, name="beta")
-    _domains.check("beta", BETA_DOMAIN, a=a, b=b)
-    dtype = _sampler_args.float_dtype(dtype, name="beta")
-    cdtype = _unit.compute_dtype(dtype)
-    a = _sampler_args.real_param(a, name="beta a", dtype=cdtype)
-    b = _sampler_args.real_param(b, name="beta b", dtype=cdtype)
-    shape = _sampler_args.output_shape(shape, [a, b], name="beta")
+    dtype, (a, b), shape, _ = _sampler_args.checked("beta", state, dtype, shape,
+                                                    {"a": a, "b": b})
     if math.prod(shape) == 0:
         return jnp.zeros(shape, dtype)
     return _beta_impl(gamma_streams(state), gamma_streams(state.split_static(BETA_B_LABEL)),
@@ -191,10 +172,6 @@ def _dirichlet_impl(streams, alpha, *, shape, dtype):
     alpha = jnp.broadcast_to(alpha, full).reshape(-1)
     log_x = log_gamma_flat(streams, alpha, dtype).reshape(full)
     return _gradients.softmax(log_x, -1).astype(dtype)
-
-
-# Parameter domains (_domains): concrete values outside are a ValueError.
-DIRICHLET_DOMAIN = (_domains.at_least_zero("alpha"),)
 
 
 @sampler
@@ -218,15 +195,15 @@ def dirichlet(state, alpha, shape=None, dtype=None):
         >>> x.shape
         (2, 3)
     """
-    _bits.check_state(state, name="dirichlet")
-    _domains.check("dirichlet", DIRICHLET_DOMAIN, alpha=alpha)
-    dtype = _sampler_args.float_dtype(dtype, name="dirichlet")
+    _sampler_args.check_state(state, name="dirichlet")
+    _sampler_args.check_domain("dirichlet", alpha=alpha)
+    dtype = _sampler_args.output_dtype(dtype, _sampler_args.FLOAT, name="dirichlet")
     alpha = _sampler_args.real_param(alpha, name="dirichlet alpha",
                                      dtype=_unit.compute_dtype(dtype))
     if alpha.ndim < 1:
         raise ValueError("dirichlet alpha must have at least one dimension, but was given a "
                          "scalar")
-    shape = _sampler_args.output_shape(shape, [np.empty(alpha.shape[:-1], np.bool_)],
+    shape = _sampler_args.output_shape(shape, [_sampler_args.batch_of(alpha, 1)],
                                        name="dirichlet")
     if math.prod(shape) * alpha.shape[-1] == 0:
         return jnp.zeros(shape + alpha.shape[-1:], dtype)

@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxpmac._cipher import _words as w
+from jaxpmac._message import _state
 from jaxpmac._message._state import RNGState
 from jaxpmac._samplers import _bits
 
@@ -121,7 +122,7 @@ def family(state: RNGState, offset: w.Word = 0) -> HashedFamily:
     """The family ``state.split(t)``."""
     first = state.split(0)
     final_tweak, h = first.message_hash()
-    position = (len(first._pending) - 1)
+    position = _state.words_in_last_block(first) - 1
     return HashedFamily(_pairs(h), final_tweak, position, _pair_if_dynamic(offset))
 
 

@@ -14,8 +14,6 @@ from jax import lax
 from jaxpmac._cipher import _limbs
 from jaxpmac._lowering import _platform
 from jaxpmac._message import _inputs
-from jaxpmac._samplers import _bits
-from jaxpmac._samplers import _domains
 from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _sampler_args
 from jaxpmac._samplers import _simple_continuous
@@ -28,10 +26,6 @@ _BOUND_ACCEPTS = "an int or an integer array"
 
 # -- randint ---------------------------------------------------------------------------------
 
-def _is_concrete(value) -> bool:
-    return not isinstance(value, jax.core.Tracer)
-
-
 def _bound_limbs(value, *, name: str, dtype, n_limbs: int, inclusive_top: bool):
     """A bound as ``n_limbs`` little-endian uint32 limbs of its two's complement value.
 
@@ -42,11 +36,9 @@ def _bound_limbs(value, *, name: str, dtype, n_limbs: int, inclusive_top: bool):
     top = info.max + 1 if inclusive_top else info.max
     if isinstance(value, (bool, np.bool_)) or not isinstance(
             value, (int, np.integer, np.ndarray, jax.Array)):
-        raise TypeError(f"{name} accepts {_BOUND_ACCEPTS}, but was given "
-                        f"{_inputs.describe(value)}")
+        raise TypeError(_sampler_args.rejected(name, _BOUND_ACCEPTS, _inputs.describe(value)))
     if not isinstance(value, int) and not jnp.issubdtype(value.dtype, jnp.integer):
-        raise TypeError(f"{name} accepts {_BOUND_ACCEPTS}, but was given "
-                        f"{_inputs.describe(value)}")
+        raise TypeError(_sampler_args.rejected(name, _BOUND_ACCEPTS, _inputs.describe(value)))
     if isinstance(value, int):
         if not info.min <= value <= top:
             raise ValueError(f"{name} must lie in [{info.min}, {top}] for dtype {dtype}, but "
@@ -59,8 +51,8 @@ def _bound_limbs(value, *, name: str, dtype, n_limbs: int, inclusive_top: bool):
         if low < info.min or high > top:
             raise ValueError(f"{name} must lie in [{info.min}, {top}] for dtype {dtype}, but "
                              f"was given values in [{low}, {high}]")
-    value = jnp.asarray(value) if not isinstance(value, jax.core.Tracer) else value
-    if _is_concrete(value) and value.size:
+    value = value if _inputs.is_traced(value) else jnp.asarray(value)
+    if not _inputs.is_traced(value) and value.size:
         low, high = int(np.min(np.asarray(value))), int(np.max(np.asarray(value)))
         if low < info.min or high > top:
             raise ValueError(f"{name} must lie in [{info.min}, {top}] for dtype {dtype}, but "
@@ -126,10 +118,6 @@ def _randint_impl(state, minval, maxval, *, shape, dtype):
     return _from_limbs(values, dtype)
 
 
-# Parameter domains (_domains): concrete values outside are a ValueError.
-RANDINT_DOMAIN = (_domains.ordered("minval", "maxval", strict=True),)
-
-
 @sampler
 def randint(state, shape, minval, maxval, dtype=None, *, offset=0):
     """Uniform integers in ``[minval, maxval)``, like ``jax.random.randint``.
@@ -165,16 +153,16 @@ def randint(state, shape, minval, maxval, dtype=None, *, offset=0):
         >>> bool(((0 <= x) & (x < 10)).all())
         True
     """
-    _bits.check_state(state, name="randint")
-    dtype = _sampler_args.int_dtype(dtype, name="randint")
+    _sampler_args.check_state(state, name="randint")
+    dtype = _sampler_args.output_dtype(dtype, _sampler_args.INT, name="randint")
     n_limbs = 3 if dtype.itemsize == 8 else 2
     shape = _sampler_args.output_shape(shape, [minval, maxval], name="randint")
     low = _bound_limbs(minval, name="randint minval", dtype=dtype, n_limbs=n_limbs,
                        inclusive_top=False)
     high = _bound_limbs(maxval, name="randint maxval", dtype=dtype, n_limbs=n_limbs,
                         inclusive_top=True)
-    _domains.check("randint", RANDINT_DOMAIN, minval=minval, maxval=maxval)
-    offset = _bits.check_offset(offset, name="randint")
+    _sampler_args.check_domain("randint", minval=minval, maxval=maxval)
+    offset = _sampler_args.check_offset(offset, name="randint")
     low = list(_sampler_args.kernel_operands(shape, *low))
     high = list(_sampler_args.kernel_operands(shape, *high))
     return _randint_impl(hashed(state, offset), low, high, shape=shape, dtype=dtype)
@@ -225,25 +213,25 @@ def permutation(state, x, axis=0, independent=False):
         >>> sorted(jp.permutation(jp.key(0), 5).tolist())
         [0, 1, 2, 3, 4]
     """
-    _bits.check_state(state, name="permutation")
+    _sampler_args.check_state(state, name="permutation")
     x = _as_population(x, name="permutation x")
-    if not isinstance(independent, (bool, np.bool_)):
-        raise TypeError(f"permutation independent accepts True or False, but was given "
-                        f"{_inputs.describe(independent)}")
+    independent = _sampler_args.check_flag(independent, name="permutation independent")
     axis = _check_axis(axis, x.ndim, name="permutation")
-    return _permutation_impl(hashed(state), x, axis=axis, independent=bool(independent))
+    return _permutation_impl(hashed(state), x, axis=axis, independent=independent)
+
+
+_POPULATION_ACCEPTS = "an int or an array with at least one dimension"
 
 
 def _as_population(x, *, name: str) -> jax.Array:
     """An int (-> ``arange``) or an array with at least one dimension."""
     if isinstance(x, (bool, np.bool_, str, bytes)):
-        raise TypeError(f"{name} accepts an int or an array with at least one dimension, but "
-                        f"was given {_inputs.describe(x)}")
+        raise TypeError(_sampler_args.rejected(name, _POPULATION_ACCEPTS, _inputs.describe(x)))
     if np.ndim(x) == 0:
         if not jnp.issubdtype(jnp.result_type(x), jnp.integer):
-            raise TypeError(f"{name} accepts an int or an array with at least one dimension, "
-                            f"but was given {_inputs.describe(x)}")
-        if isinstance(x, jax.core.Tracer):
+            raise TypeError(_sampler_args.rejected(name, _POPULATION_ACCEPTS,
+                                                   _inputs.describe(x)))
+        if _inputs.is_traced(x):
             raise TypeError(f"{name} must be a concrete int (it fixes the output shape), but "
                             f"was given {_inputs.describe(x)}")
         n = int(x)
@@ -257,8 +245,8 @@ def _check_axis(axis, ndim: int, *, name: str) -> int:
     try:
         axis = operator.index(axis)
     except TypeError:
-        raise TypeError(f"{name} axis accepts an int, but was given "
-                        f"{_inputs.describe(axis)}") from None
+        raise TypeError(_sampler_args.rejected(f"{name} axis", "an int",
+                                               _inputs.describe(axis))) from None
     if not -ndim <= axis < ndim:
         raise ValueError(f"{name} axis {axis} is out of range for an array of {ndim} "
                          f"dimensions")
@@ -310,7 +298,7 @@ def _check_concrete_weights(p, shape: tuple, replace: bool, dtype) -> None:
                          f"{shape} asks for {n_draws}")
     else:
         received = f"weights whose sum overflows {values.dtype} (rescale p)"
-    raise ValueError(f"choice p accepts {_P_ACCEPTS}, but was given {received}")
+    raise ValueError(_sampler_args.rejected("choice p", _P_ACCEPTS, received))
 
 
 @partial(jax.jit, static_argnames=("shape", "n", "replace", "has_p"))
@@ -376,18 +364,15 @@ def choice(state, a, shape=(), replace=True, p=None, axis=0, mode=None):
         >>> jp.choice(jp.key(0), 10, (3,), replace=False).shape
         (3,)
     """
-    _bits.check_state(state, name="choice")
-    if mode not in (None, "low", "high"):
-        raise ValueError(f"choice mode accepts None, 'low' or 'high', but was given {mode!r}")
-    shape = _bits.check_shape(shape, name="choice")
+    _sampler_args.check_state(state, name="choice")
+    _sampler_args.check_mode(mode, name="choice")
+    shape = _sampler_args.check_shape(shape, name="choice")
     population_is_int = np.ndim(a) == 0
     a = _as_population(a, name="choice a")
     axis = _check_axis(axis, a.ndim, name="choice")
     n = a.shape[axis]
     n_draws = math.prod(shape)
-    if not isinstance(replace, (bool, np.bool_)):
-        raise TypeError(f"choice replace accepts True or False, but was given "
-                        f"{_inputs.describe(replace)}")
+    replace = _sampler_args.check_flag(replace, name="choice replace")
     if n == 0 and n_draws > 0:
         raise ValueError("choice needs a non-empty population to draw from, but a has "
                          "length 0 along axis")
@@ -401,17 +386,18 @@ def choice(state, a, shape=(), replace=True, p=None, axis=0, mode=None):
         p_dtype = _sampler_args.widest_float()
         p_given = p  # checked on the host when concrete (under jit, p below is traced)
         p = _sampler_args.real_param(p, name="choice p", dtype=p_dtype)
+        _sampler_args.check_domain("choice", p=p_given)
         if p.shape != (n,):
             raise ValueError(f"choice p must have shape ({n},) to match a, but was given "
                              f"shape {p.shape}")
-        if n and _is_concrete(p_given):
-            _check_concrete_weights(p_given, shape, bool(replace), p_dtype)
+        if n and not _inputs.is_traced(p_given):
+            _check_concrete_weights(p_given, shape, replace, p_dtype)
     else:
         p = jnp.zeros((0,), jnp.float32)
     if n_draws == 0:
         index = jnp.zeros(shape, jnp.int32)
     else:
-        index = _choice_indices(hashed(state), p, shape=shape, n=n, replace=bool(replace),
+        index = _choice_indices(hashed(state), p, shape=shape, n=n, replace=replace,
                                 has_p=has_p)
     if population_is_int:
         return index.astype(a.dtype)
@@ -482,7 +468,7 @@ def _check_concrete_logits(logits, *, axis: int, shape: tuple, n_draws: int, rep
                          f"as a row of logits has entries above -inf, but "
                          f"{_row_name(row, axis)} has {int(possible[row])} and shape {shape} "
                          f"asks for {n_draws}")
-    raise ValueError(f"categorical logits accepts {_LOGITS_ACCEPTS}, but was given {received}")
+    raise ValueError(_sampler_args.rejected("categorical logits", _LOGITS_ACCEPTS, received))
 
 
 @partial(jax.jit, static_argnames=("shape", "replace"))
@@ -541,18 +527,13 @@ def categorical(state, logits, axis=-1, shape=None, replace=True, mode=None):
         >>> jp.categorical(jp.key(0), jnp.log(jnp.array([0.2, 0.8])), shape=(3,)).shape
         (3,)
     """
-    _bits.check_state(state, name="categorical")
-    if mode not in (None, "low", "high"):
-        raise ValueError(f"categorical mode accepts None, 'low' or 'high', but was given "
-                         f"{mode!r}")
-    if not isinstance(replace, (bool, np.bool_)):
-        raise TypeError(f"categorical replace accepts True or False, but was given "
-                        f"{_inputs.describe(replace)}")
-    dtype = (jnp.float64
-             if _sampler_args.x64_enabled() and getattr(logits, "dtype", None) == jnp.float64
-             else jnp.float32)
+    _sampler_args.check_state(state, name="categorical")
+    _sampler_args.check_mode(mode, name="categorical")
+    replace = _sampler_args.check_flag(replace, name="categorical replace")
+    dtype = _sampler_args.float_of(logits)
     logits_given = logits  # checked on the host when concrete (under jit, logits is traced)
     logits = _sampler_args.real_param(logits, name="categorical logits", dtype=dtype)
+    _sampler_args.check_domain("categorical", logits=logits_given)
     if logits.ndim == 0:
         raise ValueError("categorical logits must have at least one dimension, but was given "
                          "a scalar")
@@ -562,7 +543,7 @@ def categorical(state, logits, axis=-1, shape=None, replace=True, mode=None):
     if shape is None:
         shape = batch_shape
     else:
-        shape = _bits.check_shape(shape, name="categorical")
+        shape = _sampler_args.check_shape(shape, name="categorical")
         tail = shape[len(shape) - len(batch_shape):] if batch_shape else ()
         try:
             ok = len(shape) >= len(batch_shape) and tuple(
@@ -586,9 +567,9 @@ def categorical(state, logits, axis=-1, shape=None, replace=True, mode=None):
         if logits.shape[-1] == 0 and math.prod(shape):
             raise ValueError("categorical needs at least one category")
         return jnp.zeros(shape, jnp.int64 if _sampler_args.x64_enabled() else jnp.int32)
-    if _is_concrete(logits_given):
+    if not _inputs.is_traced(logits_given):
         _check_concrete_logits(logits_given, axis=axis, shape=tuple(shape),
                                n_draws=math.prod(shape[:len(shape) - len(batch_shape)]),
-                               replace=bool(replace), dtype=dtype)
+                               replace=replace, dtype=dtype)
     return _categorical_impl(hashed(state), logits, shape=tuple(shape),
-                             replace=bool(replace))
+                             replace=replace)

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxpmac._samplers import _bits
+from jaxpmac._message import _inputs
 from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _gradients
 from jaxpmac._samplers import _jacobi
@@ -65,10 +65,8 @@ def normal(state, shape=(), dtype=None, *, offset=0):
         >>> bool((jp.normal(jp.key(0), (4,), offset=2) == jp.normal(jp.key(0), (6,))[2:]).all())
         True
     """
-    _bits.check_state(state, name="normal")
-    dtype = _sampler_args.float_dtype(dtype, name="normal")
-    shape = _bits.check_shape(shape, name="normal")
-    offset = _bits.check_offset(offset, name="normal")
+    dtype, _, shape, offset = _sampler_args.checked("normal", state, dtype, shape,
+                                                    offset=offset)
     return _normal_impl(hashed(state, offset), shape=shape, dtype=dtype)
 
 
@@ -134,7 +132,7 @@ def _check_concrete_bounds(lower, upper, cdtype) -> None:
     """ValueError when concrete bounds have ``lower > upper`` somewhere (after broadcasting,
     compared in the computation dtype ``cdtype``), naming the first such pair. The bounds as
     given are checked on the host, so closed-over constants are checked under ``jit`` too."""
-    if isinstance(lower, jax.core.Tracer) or isinstance(upper, jax.core.Tracer):
+    if _inputs.is_traced(lower) or _inputs.is_traced(upper):
         return
     lower, upper = np.broadcast_arrays(np.asarray(lower).astype(cdtype),
                                        np.asarray(upper).astype(cdtype))
@@ -142,8 +140,9 @@ def _check_concrete_bounds(lower, upper, cdtype) -> None:
     if empty.any():
         index = tuple(int(i) for i in np.unravel_index(np.argmax(empty), empty.shape))
         where = f" (at broadcast index {index})" if lower.ndim else ""
-        raise ValueError(f"truncated_normal accepts bounds with lower <= upper, but was given "
-                         f"lower {lower[index]} and upper {upper[index]}{where}")
+        raise ValueError(_sampler_args.rejected(
+            "truncated_normal", "bounds with lower <= upper",
+            f"lower {lower[index]} and upper {upper[index]}{where}"))
 
 
 @sampler
@@ -185,15 +184,11 @@ def truncated_normal(state, lower, upper, shape=None, dtype=None, *, offset=0):
         >>> bool(((-1 < x) & (x < 2)).all())
         True
     """
-    _bits.check_state(state, name="truncated_normal")
-    dtype = _sampler_args.float_dtype(dtype, name="truncated_normal")
-    cdtype = _unit.compute_dtype(dtype)
     lower_given, upper_given = lower, upper
-    lower = _sampler_args.real_param(lower, name="truncated_normal lower", dtype=cdtype)
-    upper = _sampler_args.real_param(upper, name="truncated_normal upper", dtype=cdtype)
-    shape = _sampler_args.output_shape(shape, [lower, upper], name="truncated_normal")
-    _check_concrete_bounds(lower_given, upper_given, cdtype)
-    offset = _bits.check_offset(offset, name="truncated_normal")
+    dtype, (lower, upper), shape, _ = _sampler_args.checked(
+        "truncated_normal", state, dtype, shape, {"lower": lower, "upper": upper})
+    _check_concrete_bounds(lower_given, upper_given, _unit.compute_dtype(dtype))
+    offset = _sampler_args.check_offset(offset, name="truncated_normal")
     lower, upper = _sampler_args.kernel_operands(shape, lower, upper)
     return _truncated_normal_impl(hashed(state, offset), lower, upper, shape=shape, dtype=dtype)
 
@@ -356,19 +351,22 @@ def multivariate_normal(state, mean, cov, shape=None, dtype=None, method="choles
         >>> jp.multivariate_normal(jp.key(0), jnp.zeros(2), jnp.eye(2), (4,)).shape
         (4, 2)
     """
-    _bits.check_state(state, name="multivariate_normal")
-    dtype = _sampler_args.float_dtype(dtype, name="multivariate_normal")
+    _sampler_args.check_state(state, name="multivariate_normal")
+    dtype = _sampler_args.output_dtype(dtype, _sampler_args.FLOAT, name="multivariate_normal")
     if method not in _FACTOR_METHODS:
-        raise ValueError(f"multivariate_normal method accepts {_FACTOR_METHODS}, but was given "
-                         f"{method!r}")
+        raise ValueError(_sampler_args.rejected("multivariate_normal method",
+                                                str(_FACTOR_METHODS), repr(method)))
     cdtype = _unit.compute_dtype(dtype)
+    mean_given, cov_given = mean, cov
     mean = _sampler_args.real_param(mean, name="multivariate_normal mean", dtype=cdtype)
     cov = _sampler_args.real_param(cov, name="multivariate_normal cov", dtype=cdtype)
+    _sampler_args.check_domain("multivariate_normal", mean=mean_given, cov=cov_given)
     if mean.ndim < 1 or cov.ndim < 2 or cov.shape[-2:] != (mean.shape[-1],) * 2:
-        raise ValueError(f"multivariate_normal accepts mean of shape [..., d] and cov of shape "
-                         f"[..., d, d], but was given shapes {mean.shape} and {cov.shape}")
-    shape = _sampler_args.output_shape(shape, [np.empty(mean.shape[:-1], np.bool_),
-                                      np.empty(cov.shape[:-2], np.bool_)],
-                              name="multivariate_normal")
+        raise ValueError(_sampler_args.rejected(
+            "multivariate_normal", "mean of shape [..., d] and cov of shape [..., d, d]",
+            f"shapes {mean.shape} and {cov.shape}"))
+    shape = _sampler_args.output_shape(
+        shape, [_sampler_args.batch_of(mean, 1), _sampler_args.batch_of(cov, 2)],
+        name="multivariate_normal")
     return _multivariate_normal_impl(hashed(state), mean, cov, shape=shape, dtype=dtype,
                                      method=method)

@@ -18,8 +18,6 @@ from jax import lax
 
 from jaxpmac._lowering._draw_boundary import at_run_time
 from jaxpmac._message import _inputs
-from jaxpmac._samplers import _bits
-from jaxpmac._samplers import _domains
 from jaxpmac._samplers import _discrete_multivariate
 from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _gamma_family
@@ -38,18 +36,19 @@ def _static_int(value, *, name: str, what: str) -> int:
     """A concrete non-negative int (it fixes the output shape)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(
             value, (int, np.integer, np.ndarray, jax.Array)):
-        raise TypeError(f"{name} accepts a non-negative int ({what}), but was given "
-                        f"{_inputs.describe(value)}")
+        raise TypeError(_sampler_args.rejected(name, f"a non-negative int ({what})",
+                                               _inputs.describe(value)))
     if isinstance(value, (np.ndarray, jax.Array)):
         if _inputs.is_traced(value):
             raise TypeError(f"{name} must be a concrete int (it fixes the output shape), but "
                             f"was given {_inputs.describe(value)}")
         if value.ndim != 0 or not jnp.issubdtype(value.dtype, jnp.integer):
-            raise TypeError(f"{name} accepts a non-negative int ({what}), but was given "
-                            f"{_inputs.describe(value)}")
+            raise TypeError(_sampler_args.rejected(name, f"a non-negative int ({what})",
+                                                   _inputs.describe(value)))
     value = int(value)
     if value < 0:
-        raise ValueError(f"{name} accepts a non-negative int ({what}), but was given {value}")
+        raise ValueError(_sampler_args.rejected(name, f"a non-negative int ({what})",
+                                                str(value)))
     return value
 
 
@@ -145,11 +144,11 @@ def orthogonal(state, n, shape=(), dtype=None, m=None):
         >>> bool(jnp.allclose(q.T @ q, jnp.eye(3), atol=1e-5))
         True
     """
-    _bits.check_state(state, name="orthogonal")
-    dtype = _sampler_args.float_dtype(dtype, name="orthogonal")
+    _sampler_args.check_state(state, name="orthogonal")
+    dtype = _sampler_args.output_dtype(dtype, _sampler_args.FLOAT, name="orthogonal")
     n = _static_int(n, name="orthogonal n", what="the number of rows")
     m = n if m is None else _static_int(m, name="orthogonal m", what="the number of columns")
-    shape = _bits.check_shape(shape, name="orthogonal")
+    shape = _sampler_args.check_shape(shape, name="orthogonal")
     if math.prod(shape) * n * m == 0:
         return jnp.zeros(shape + (n, m), dtype)
     return _orthogonal_impl(hashed(state), n=n, m=m, shape=shape, dtype=dtype)
@@ -193,11 +192,6 @@ def _ball_impl(state, gamma_streams, signs, p, *, d, shape, dtype):
     return jnp.where(valid, x, jnp.nan).astype(dtype)
 
 
-# Parameter domains (_domains): concrete values outside are a ValueError.
-BALL_DOMAIN = (_domains.Rule(("p",), "finite values > 0 (or NaN, which gives NaN)",
-                        lambda p: (p <= 0) | (p == np.inf)),)
-
-
 @sampler
 def ball(state, d, p=2, shape=(), dtype=None):
     """Points uniformly distributed in the unit ``p``-ball of dimension ``d``
@@ -238,13 +232,14 @@ def ball(state, d, p=2, shape=(), dtype=None):
         >>> bool((jnp.linalg.norm(x, axis=-1) < 1).all())
         True
     """
-    _bits.check_state(state, name="ball")
-    _domains.check("ball", BALL_DOMAIN, p=p)
-    dtype = _sampler_args.float_dtype(dtype, name="ball")
+    _sampler_args.check_state(state, name="ball")
+    _sampler_args.check_domain("ball", p=p)
+    dtype = _sampler_args.output_dtype(dtype, _sampler_args.FLOAT, name="ball")
     d = _static_int(d, name="ball d", what="the dimension")
     p = _sampler_args.real_param(p, name="ball p", dtype=_unit.compute_dtype(dtype))
-    shape = _bits.check_shape(shape, name="ball")
-    shape = _sampler_args.output_shape(shape, [p], name="ball")
+    # The batch shape is given (never None, which would be p's shape), p broadcasts to it.
+    shape = _sampler_args.output_shape(_sampler_args.check_shape(shape, name="ball"), [p],
+                                       name="ball")
     if math.prod(shape) * d == 0:
         return jnp.zeros(shape + (d,), dtype)
     (p,) = at_run_time(p)

@@ -15,7 +15,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxpmac._samplers import _bits
 from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _sampler_args
 from jaxpmac._samplers import _unit
@@ -69,10 +68,7 @@ def _impl(state, *, shape, dtype, kind):
 
 
 def _sample(kind, state, shape, dtype, offset):
-    _bits.check_state(state, name=kind)
-    dtype = _sampler_args.float_dtype(dtype, name=kind)
-    shape = _bits.check_shape(shape, name=kind)
-    offset = _bits.check_offset(offset, name=kind)
+    dtype, _, shape, offset = _sampler_args.checked(kind, state, dtype, shape, offset=offset)
     return _impl(hashed(state, offset), shape=shape, dtype=dtype, kind=kind)
 
 
@@ -114,8 +110,7 @@ def gumbel(state, shape=(), dtype=None, mode=None, *, offset=0):
         >>> jp.gumbel(jp.key(0), (2, 2)).shape
         (2, 2)
     """
-    if mode not in (None, "low", "high"):
-        raise ValueError(f"gumbel mode accepts None, 'low' or 'high', but was given {mode!r}")
+    _sampler_args.check_mode(mode, name="gumbel")
     return _sample("gumbel", state, shape, dtype, offset)
 
 

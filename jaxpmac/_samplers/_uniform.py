@@ -13,8 +13,6 @@ from jax import lax
 
 from jaxpmac._cipher import _limbs
 from jaxpmac._message import _inputs
-from jaxpmac._samplers import _bits
-from jaxpmac._samplers import _domains
 from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _gradients
 from jaxpmac._samplers import _sampler_args
@@ -161,7 +159,7 @@ class _ScaledFastUnit:
 
 def _static_scalar(param):
     """The Python float of a concrete, finite, scalar checked parameter, else None."""
-    if isinstance(param, jax.core.Tracer) or np.ndim(param) != 0:
+    if _inputs.is_traced(param) or np.ndim(param) != 0:
         return None
     scalar = np.asarray(param)
     return float(scalar) if np.isfinite(scalar) else None
@@ -180,10 +178,6 @@ def _uniform_impl(state, more, minval, maxval, *, shape, dtype, precise):
     else:
         unit = _unit.mapped_words(state, shape, dtype, _unit.fast_unit, dtype)
     return _scale_differentiable(unit.reshape(shape), minval, maxval)
-
-
-# Parameter domains (_domains): concrete values outside are a ValueError.
-UNIFORM_DOMAIN = (_domains.ordered("minval", "maxval", strict=False),)
 
 
 def _real_bound(value, *, name: str, dtype):
@@ -239,9 +233,9 @@ def uniform(state, shape=(), dtype=None, minval=0.0, maxval=1.0, *, precise=Fals
         >>> bool(((-1 <= x) & (x < 1)).all())
         True
     """
-    _bits.check_state(state, name="uniform")
-    _domains.check("uniform", UNIFORM_DOMAIN, minval=minval, maxval=maxval)
-    dtype = _sampler_args.float_dtype(dtype, name="uniform")
+    _sampler_args.check_state(state, name="uniform")
+    _sampler_args.check_domain("uniform", minval=minval, maxval=maxval)
+    dtype = _sampler_args.output_dtype(dtype, _sampler_args.FLOAT, name="uniform")
     # Converted where concrete even under an outer jit, so concrete scalar bounds (the
     # default) can take the static-bounds path below. A traced bound is staged as it is: under
     # jit(shard_map) its conversion's constants must be cast to vary as it does, which JAX
@@ -249,17 +243,15 @@ def uniform(state, shape=(), dtype=None, minval=0.0, maxval=1.0, *, precise=Fals
     minval = _real_bound(minval, name="uniform minval", dtype=dtype)
     maxval = _real_bound(maxval, name="uniform maxval", dtype=dtype)
     shape = _sampler_args.output_shape(shape, [minval, maxval], name="uniform")
-    if not isinstance(precise, (bool, np.bool_)):
-        raise TypeError(f"uniform precise accepts True or False, but was given "
-                        f"{_inputs.describe(precise)}")
-    offset = _bits.check_offset(offset, name="uniform")
+    precise = _sampler_args.check_flag(precise, name="uniform precise")
+    offset = _sampler_args.check_offset(offset, name="uniform")
     low, high = _static_scalar(minval), _static_scalar(maxval)
     if not precise and low is not None and high is not None:
         return _uniform_static_bounds_impl(hashed(state, offset), shape=shape, dtype=dtype,
                                            bounds=_ScaledFastUnit(low, high))
     more = family_static(state, PRECISE_LABEL, offset) if precise else None
     return _uniform_impl(hashed(state, offset), more, minval, maxval, shape=shape, dtype=dtype,
-                         precise=bool(precise))
+                         precise=precise)
 
 
 @partial(jax.jit, static_argnames=("shape",))
@@ -273,10 +265,6 @@ def _bernoulli_impl(state, p, *, shape):
     top = (word >> np.uint32(8)).astype(p.dtype)
     low = (word & np.uint32(0xFF)).astype(p.dtype)
     return (top < whole) | ((top == whole) & (low < frac_256))
-
-
-# Parameter domains (_domains): concrete values outside are a ValueError.
-BERNOULLI_DOMAIN = (_domains.not_nan_probability("p"),)
 
 
 @sampler
@@ -304,14 +292,10 @@ def bernoulli(state, p=0.5, shape=None, mode="low", *, offset=0):
         >>> jp.bernoulli(jp.key(0), 0.5, (4,)).dtype
         dtype('bool')
     """
-    _bits.check_state(state, name="bernoulli")
-    _domains.check("bernoulli", BERNOULLI_DOMAIN, p=p)
-    if mode not in ("low", "high"):
-        raise ValueError(f"bernoulli mode accepts 'low' or 'high', but was given {mode!r}")
-    p_dtype = (jnp.float64
-               if getattr(p, "dtype", None) == jnp.float64 and _sampler_args.x64_enabled()
-               else jnp.float32)
-    p = _sampler_args.real_param(p, name="bernoulli p", dtype=p_dtype)
+    _sampler_args.check_state(state, name="bernoulli")
+    _sampler_args.check_domain("bernoulli", p=p)
+    _sampler_args.check_mode(mode, name="bernoulli", modes=("low", "high"))
+    p = _sampler_args.real_param(p, name="bernoulli p", dtype=_sampler_args.float_of(p))
     shape = _sampler_args.output_shape(shape, [p], name="bernoulli")
-    offset = _bits.check_offset(offset, name="bernoulli")
+    offset = _sampler_args.check_offset(offset, name="bernoulli")
     return _bernoulli_impl(hashed(state, offset), p, shape=shape)

@@ -1,7 +1,8 @@
-"""Parameter domains (``jaxpmac/_samplers/_domains.py``): a concrete parameter outside its
-sampler's domain is a ValueError at trace time naming the sampler and argument -- eagerly, and
-under ``jit`` where the value is a Python number or a closed-over constant -- while a traced
-one gives the output the sampler documents, and the domain's edge values still draw.
+"""Parameter domains (``DOMAINS`` in ``jaxpmac/_samplers/_sampler_args.py``): a concrete
+parameter outside its sampler's domain is a ValueError at trace time naming the sampler and
+argument -- eagerly, and under ``jit`` where the value is a Python number or a closed-over
+constant -- while a traced one gives the output the sampler documents, and the domain's edge
+values still draw.
 
 One row per sampler and parameter: ``(sampler, argument, draw(value), bad value, traced
 result check, edge values that must draw)``.

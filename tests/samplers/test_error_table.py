@@ -820,7 +820,7 @@ ROWS = [
            ("concrete parameter outside its domain",
             "jp.randomized(lambda: jp.rand.bernoulli(1.5))(S)", ValueError,
             "bernoulli p accepts values in [0, 1], but was given float 1.5")),
-    # -- parameters outside their sampler's domain (_samplers/_domains.py) ------------------
+    # -- parameters outside their sampler's domain (_sampler_args.DOMAINS) -----------------
     *[Row(function, "parameter outside its domain", example, ValueError, message)
       for function, example, message in [
         ("uniform", "jp.uniform(S, minval=2.0, maxval=1.0)",
