@@ -8,8 +8,8 @@ explicit leading *lane* axis, one lane per example, and :func:`in_strided_tiles`
 version work through its lanes a tile at a time, so that only one tile's working arrays are
 live.
 
-Nothing here knows about ciphers: the stream's lowerings (``_chunks``, ``_stream_lanes``)
-supply both versions.
+Nothing here knows about ciphers: the stream code (``_window``, ``_stream_lanes``) supplies
+both versions.
 """
 
 from __future__ import annotations
@@ -144,11 +144,11 @@ def buffer_dtype(dtype) -> np.dtype:
 
     Why: XLA's CPU backend computes on bfloat16 in float32, and its float normalization turns
     every bfloat16 write into a buffer, and every slice of one, into a conversion of the whole
-    buffer to float32 and back: on every step of a loop, many times slower than float16 or
-    float32 draws. The callers bitcast values into the buffer (:func:`to_buffer`) and out of it
-    once the buffer is final, after any cut (:func:`from_buffer`), so no bit changes. The cost:
-    that last bitcast is a copy of the output, which float16 and float32 draws do not make
-    (benchmarks/README.md, "Constants of the CPU lowering").
+    buffer to float32 and back: on every step of a loop, 10-20x slower than float16 or
+    float32 draws (measure: ``python -m benchmarks.run --workloads uniform_bf16``). The callers
+    bitcast values into the buffer (:func:`to_buffer`) and out of it once the buffer is final,
+    after any cut (:func:`from_buffer`), so no bit changes. The cost: that last bitcast is a
+    copy of the output, which float16 and float32 draws do not make.
     """
     dtype = jnp.dtype(dtype)
     return jnp.dtype(jnp.uint16) if dtype == jnp.bfloat16 else dtype
@@ -318,9 +318,9 @@ def in_strided_tiles(cell: Callable, cells, *, tile_shape: tuple[int, ...],
     A tile is strided: along an axis of ``n`` cells, ``t`` per tile, step ``s`` takes the cells
     ``g * (n // t) + s`` for ``g < t``. Why: a sharded output splits grid axes into
     consecutive blocks, and a strided tile spans them all, so that each device computes its
-    own cells and no step writes another device's cells. With tiles of consecutive cells at a
-    traced position, XLA's SPMD partitioner gathered the whole output on every step, far
-    slower (benchmarks/README.md, "Constants of the CPU lowering"). The tile keeps the grid's
+    own cells and no step writes another device's cells. Tiles of consecutive cells at a
+    traced position make XLA's SPMD partitioner gather the whole output on every step (~500x
+    slower with 8 CPU devices). The tile keeps the grid's
     axes (no flattening) for the same reason: a partitioner can split a tile axis only while it
     is an axis of its own.
     """

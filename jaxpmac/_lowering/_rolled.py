@@ -32,25 +32,7 @@ from jaxpmac._cipher import _words as w
 from jaxpmac._cipher._threefish import (GENERATOR_KEY, ROTATIONS, ROUNDS, ROUNDS_PER_INJECTION,
                                         check_rounds, inject, key_schedule, mix_rounds, subkey,
                                         tweak_schedule)
-
-# Rounds per step of the rolled loop, by the number of blocks encrypted at once. At most 8
-# blocks: one round. XLA's CPU backend compiles a while loop whose carried state is under 1 kB
-# as one kernel (its "small while loop" hoisting), so the number of steps costs nothing there,
-# and a one-round body is the smallest program. At most 512 blocks (4096 uint32 values: the
-# draw sites of a model): two rounds, which compile faster than four for a little more run
-# time (one round costs much more run time). Larger inputs, and the chunks of long streams
-# (``_chunks.CPU_CHUNK_BLOCKS``): a whole key-injection group of four rounds, the fastest to
-# run (benchmarks/README.md, "Constants of the CPU lowering").
-ONE_ROUND_STEP_MAX_BLOCKS = 8
-TWO_ROUND_STEP_MAX_BLOCKS = 512
-
-
-def rounds_per_step(n_blocks: int) -> int:
-    """Rounds per step of :func:`encrypt_rolled`'s loop for ``n_blocks`` blocks at once."""
-    if n_blocks <= ONE_ROUND_STEP_MAX_BLOCKS:
-        return 1
-    return 2 if n_blocks <= TWO_ROUND_STEP_MAX_BLOCKS else ROUNDS_PER_INJECTION
-
+from jaxpmac._lowering._cpu_plan import rounds_per_step
 
 def _rotl_u64(x: jax.Array, r: jax.Array) -> jax.Array:
     """Rotation of ``uint64`` words by a traced amount in ``[1, 64)``.

@@ -29,14 +29,13 @@ class WordMap:
     applies itself, so the raw words of a long draw never exist next to its output (which
     would double the peak memory): chunk by chunk (or vmapped tile by tile) as they
     are made, or, on a CPU with one device, in one in-place pass after the chunk (or tile) loop
-    that XLA spreads over all cores (``_chunks.map_after_loop``). A static, hashable argument of the
+    that XLA spreads over all cores (``_cpu_plan.plan``). A static, hashable argument of the
     jitted stream: module-level functions, dtypes and shapes only.
 
     ``shape`` is the shape the caller gives the ``[n]`` values (None: they stay flat). The
     pass after the loop needs it to run in place: XLA fuses the caller's reshape into that
     pass, and reuses the loop's buffer only for a result of the buffer's own shape, so the loop
-    keeps its buffer in this shape (``_chunks.chunked``; ``[lanes, *shape]`` under ``vmap``:
-    ``_stream_lanes``)."""
+    keeps its buffer in this shape (``_cpu_plan.plan``; ``[lanes, *shape]`` under ``vmap``)."""
 
     fn: Callable
     fn_dtype: np.dtype

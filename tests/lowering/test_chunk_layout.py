@@ -1,6 +1,6 @@
 """The CPU chunk loop's two buffer layouts and two places for a sampler's map give one stream.
 
-Long draws on a CPU run in chunks (``_chunks.chunked``). With one device the chunks go into a
+Long draws on a CPU run in chunks (``_chunks.chunked``, as ``_cpu_plan.plan`` lays them out). With one device the chunks go into a
 flat buffer (or one of the output's shape, for a map after the loop), the last chunk ending
 where the draw ends, and a one-word sampler's map runs after the loop on all cores, in place;
 with several devices the chunks are rows of a 2-D buffer (which
@@ -23,12 +23,12 @@ import pytest
 import jaxpmac as jp
 from conftest import oracle_bits, peak_over_output, run_child_with_host_devices, slow_except
 from jaxpmac._cipher import _stream
-from jaxpmac._lowering import _chunks, _lanes
-from jaxpmac._lowering._chunks import force_cpu_layout
+from jaxpmac._lowering import _cpu_plan, _lanes
+from jaxpmac._lowering._cpu_plan import force_cpu_layout
 from jaxpmac._samplers import _uniform
 from jaxpmac._samplers import _unit
 
-CHUNK_WORDS = _chunks.CPU_CHUNK_BLOCKS * 8          # uint32 words in one chunk
+CHUNK_WORDS = _cpu_plan.CPU_CHUNK_BLOCKS * 8          # uint32 words in one chunk
 # Two chunks and a partial third, not a whole block: the last chunk overlaps the one before.
 UNEVEN = 2 * CHUNK_WORDS + 13
 STATE = jp.key(21).split_static("layout").split(5)
@@ -123,7 +123,7 @@ def test_windows_of_any_length_and_offset_equal_the_oracle(dtype, extra, offset)
     """Chunks not whole blocks (the length, the offset, or both) are cut from their blocks in
     the loop: at a traced start, or at one or two static ones (see _chunks._cut_chunk)."""
     per_block = _stream.elements_per_block(dtype)
-    n = 2 * _chunks.CPU_CHUNK_BLOCKS * per_block + extra
+    n = 2 * _cpu_plan.CPU_CHUNK_BLOCKS * per_block + extra
     if offset == "traced":
         got = jax.jit(lambda o: jp.bits(STATE, (n,), dtype, offset=o))(jnp.uint32(7))
         offset = 7
@@ -141,7 +141,7 @@ def test_chunk_boxes_cover_the_buffer_within_a_chunk(shape, runs):
     """Whatever boxes the loop picks: each holds at most a chunk's values, and together they
     write every element of the buffer (a box may overlap the one before it, with the same
     values)."""
-    most = _chunks.CPU_CHUNK_BLOCKS * 8
+    most = _cpu_plan.CPU_CHUNK_BLOCKS * 8
     axis, length = _lanes.chunk_box(shape, most, 8, runs=runs)
     boxes = _lanes.Boxes(shape, axis, length)
     assert math.prod(boxes.box) <= max(most, math.prod(shape))
@@ -195,7 +195,7 @@ def test_peak_memory_is_about_the_output(draw):
 def test_small_draws_take_small_chunks(sampler, n):
     """A 4096-block chunk's working set (~0.35 MB) was a large part of a small draw's memory:
     2**16 uint32 values peaked at 2.38x, 2**17 at 1.69x. Chunks of at most a sixth of the draw
-    (``_chunks.chunk_blocks``): 1.35x."""
+    (``_cpu_plan.chunk_blocks``): 1.35x."""
     assert peak_over_output(lambda s: sampler(jp.key(s), (n,))) <= 1.5
 
 
@@ -204,13 +204,14 @@ SHARDED_CHILD = textwrap.dedent("""
     import jax, jax.numpy as jnp, numpy as np
     from jax.sharding import NamedSharding, PartitionSpec as P
     import jaxpmac as jp
-    from jaxpmac._lowering import _chunks
+    from jaxpmac._lowering import _cpu_plan
 
     COLLECTIVES = ("all-gather", "all-to-all", "collective-permute", "all-reduce",
                    "reduce-scatter")
     state = jp.key(21).split_static("layout").split(5)
     sharding = NamedSharding(jax.make_mesh((8,), ("x",)), P("x"))
-    report = {"flat": _chunks.flat_buffer()}
+    report = {"buffer": _cpu_plan.current(_cpu_plan.Window(n=1 << 18, n_blocks=1 << 15,
+                                                          per_block=8)).buffer}
     for name, draw in (("bits", lambda: jp.bits(state, (1 << 18,))),
                        ("normal", lambda: jp.normal(state, (1 << 18,)))):
         compiled = jax.jit(draw, out_shardings=sharding).lower().compile()
@@ -224,7 +225,8 @@ def test_sharded_chunked_draws_use_rows_and_equal_the_flat_layout():
     """With 8 devices the loop writes rows of a 2-D buffer: no collectives, and the values of
     this one-device process's flat layout."""
     report = run_child_with_host_devices(SHARDED_CHILD, timeout=600)
-    assert _chunks.flat_buffer() and not report["flat"]
+    window = _cpu_plan.Window(n=1 << 18, n_blocks=1 << 15, per_block=8)
+    assert (_cpu_plan.current(window).buffer, report["buffer"]) == ("flat", "rows")
     for name, draw in (("bits", jp.bits), ("normal", jp.normal)):
         assert report[name]["collectives"] == [], name
         expected = np.asarray(draw(STATE, (1 << 18,))).view(np.uint32)

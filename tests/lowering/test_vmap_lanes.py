@@ -23,8 +23,7 @@ from jax import lax
 
 import jaxpmac as jp
 from conftest import assert_equal_arrays, oracle_bits, slow_except
-from jaxpmac._lowering import _stream_lanes
-from jaxpmac._lowering._chunks import force_cpu_layout
+from jaxpmac._lowering._cpu_plan import force_cpu_layout
 
 SEED, LABELS = 77, ["lanes"]
 ROOT = jp.key(SEED).split_static(*LABELS)
@@ -363,31 +362,10 @@ def test_vmapped_draws_inside_a_one_device_shard_map(check_vma, shape, n_lanes):
                         one_at_a_time(lambda i: jp.normal(ROOT.split(0, i), shape), lanes))
 
 
-# -- the tiling --------------------------------------------------------------------------------
-@pytest.mark.parametrize("n_lanes", [1, 2, 3, 8, 12, 300, 301, 4001, 4096, 65536])
-@pytest.mark.parametrize("n_blocks", [1, 2, 5, 32, 128, 129, 512, 513, 1024, 1025, 4096, 4097,
-                                      16384, 125000])
-def test_tiling_covers_every_block_once_per_cell(n_lanes, n_blocks):
-    t = _stream_lanes.tiling(n_lanes, n_blocks)
-    tile = t.lanes_per_tile * t.parts_per_tile * t.part_blocks
-    assert tile <= _stream_lanes.TILE_BLOCKS
-    assert t.padded_lanes % t.lanes_per_tile == 0
-    assert 0 <= t.padded_lanes - n_lanes < t.lanes_per_tile
-    assert t.parts % t.parts_per_tile == 0
-    assert t.parts * t.part_blocks >= n_blocks
-    if t.parts == 1:
-        assert t.part_blocks == n_blocks
-    else:
-        assert t.padded_lanes == n_lanes   # lanes split into parts are never padded
-        assert t.parts * t.part_blocks - n_blocks < t.part_blocks * t.parts_per_tile
-    if n_lanes * n_blocks >= _stream_lanes.MIN_TILE_BLOCKS:
-        assert tile >= min(_stream_lanes.MIN_TILE_BLOCKS, n_lanes * n_blocks)
-
-
 # -- one-word samplers: the map after the tile loop or in it ----------------------------------
 # With one device, a vmapped one-word sampler (normal, exponential, uniform's unit) of at least
-# _stream_lanes.LANES_MAP_AFTER_LOOP_MIN_ELEMENTS values in all (long lanes: the chunk loop's
-# _chunks.MAP_AFTER_LOOP_MIN_ELEMENTS) writes raw words in tiles of consecutive
+# _cpu_plan.LANES_MAP_AFTER_LOOP_MIN_ELEMENTS values in all (long lanes: the chunk loop's
+# _cpu_plan.MAP_AFTER_LOOP_MIN_ELEMENTS) writes raw words in tiles of consecutive
 # lanes (or, for long lanes, in the one-stream chunk loop) into a buffer of its final shape and
 # maps them after the loop, in place, on all cores; so do the folded lanes of nested vmaps,
 # in a buffer of the nested axes' shape.

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import jaxpmac as jp
 from conftest import (assert_equal_arrays, label_lists, oracle_bits, property_settings, ro,
                       word_values)
-from jaxpmac._lowering import _chunks, _rolled
+from jaxpmac._lowering import _cpu_plan
 from jaxpmac._samplers import _bits
 
 pytestmark = pytest.mark.usefixtures("each_lowering")
@@ -276,13 +276,13 @@ def test_state_is_immutable_and_repr():
 
 
 # The CPU cipher loop takes one, two or four rounds a step depending on how many blocks it
-# encrypts at once (``_rolled.rounds_per_step``), and long streams run in chunks of
-# ``_chunks.chunk_blocks`` (smaller chunks for smaller draws, from a loop of two smallest
+# encrypts at once (``_cpu_plan.rounds_per_step``), and long streams run in chunks of
+# ``_cpu_plan.chunk_blocks`` (smaller chunks for smaller draws, from a loop of two smallest
 # chunks up): draws at and around every boundary equal the oracle.
 STEP_AND_CHUNK_BLOCKS = tuple(
-    n + extra for n in (_rolled.ONE_ROUND_STEP_MAX_BLOCKS, _rolled.TWO_ROUND_STEP_MAX_BLOCKS,
-                        _chunks.MIN_CPU_CHUNK_BLOCKS, 12 * _chunks.MIN_CPU_CHUNK_BLOCKS,
-                        _chunks.CPU_CHUNK_BLOCKS, 6 * _chunks.CPU_CHUNK_BLOCKS)
+    n + extra for n in (_cpu_plan.ONE_ROUND_STEP_MAX_BLOCKS, _cpu_plan.TWO_ROUND_STEP_MAX_BLOCKS,
+                        _cpu_plan.MIN_CPU_CHUNK_BLOCKS, 12 * _cpu_plan.MIN_CPU_CHUNK_BLOCKS,
+                        _cpu_plan.CPU_CHUNK_BLOCKS, 6 * _cpu_plan.CPU_CHUNK_BLOCKS)
     for extra in (0, 1))
 
 
@@ -292,7 +292,7 @@ STEP_AND_CHUNK_BLOCKS = tuple(
 def test_chunks_are_at_most_a_sixth_of_a_small_draw(n_blocks, chunk):
     """So that the chunk's working set (~86 bytes a block) stays under half the output (32
     bytes a block); never under the smallest chunk, never over the usual one."""
-    assert _chunks.chunk_blocks(n_blocks) == chunk
+    assert _cpu_plan.chunk_blocks(n_blocks) == chunk
 
 
 @pytest.mark.parametrize("n_blocks", STEP_AND_CHUNK_BLOCKS)
