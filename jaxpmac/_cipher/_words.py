@@ -45,6 +45,12 @@ def is_static(word: Word) -> bool:
     return isinstance(word, int)
 
 
+def is_traced(value) -> bool:
+    """Whether ``value`` is a tracer: known only when the program runs. The one test of
+    tracedness in jaxpmac (``tests/test_package_structure.py``)."""
+    return isinstance(value, jax.core.Tracer)
+
+
 def pair_const(value: int) -> Pair:
     """A static word as a constant :class:`Pair` (scalar ``uint32`` constants)."""
     return Pair(np.uint32(value >> 32), np.uint32(value & MASK32))

@@ -23,6 +23,7 @@ import functools
 
 import jax
 
+from jaxpmac._cipher._words import is_traced
 from jaxpmac._lowering._platform import cpu_barrier
 
 
@@ -39,7 +40,7 @@ def ends_draw(draw):
     @functools.wraps(draw)
     def ended(*args, **kwargs):
         result = draw(*args, **kwargs)
-        if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(result)):
+        if any(is_traced(leaf) for leaf in jax.tree.leaves(result)):
             return cpu_barrier(result)
         return result
 

@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxpmac._cipher import _words as w
+from jaxpmac._cipher._words import is_traced  # noqa: F401  (the samplers' import of it)
 
 WORD_RANGE = "a Python int in [-2**63, 2**64)"
 STR_LABEL_TAG = 0xFFFFFFFF00000000
@@ -24,10 +25,6 @@ def describe(value) -> str:
         return f"{kind} of dtype {value.dtype} and shape {tuple(value.shape)}"
     text = repr(value)
     return f"{type(value).__name__} {text[:60] + '...' if len(text) > 60 else text}"
-
-
-def is_traced(value) -> bool:
-    return isinstance(value, jax.core.Tracer)
 
 
 def int_word(value: int, *, name: str) -> int:
