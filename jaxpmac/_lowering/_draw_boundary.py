@@ -4,10 +4,10 @@ Why: XLA's ``reshape-mover`` pass sinks a reshape through an elementwise operati
 operands are all equivalent reshapes (or constants), one level per run, and its simplification
 pipeline reruns to a fixed point (at most 25 times) while anything changes. A draw of the
 rolled (CPU) lowering ends in a reshape (the chunk loop's buffer reshaped to the requested
-shape), so a sum of many draws of one shape, ``total = total + draw_j``, let it move one draw
-further on every run: about 25 runs of the whole simplification pipeline instead of 3, most
-of a program's compile time beyond 40 draws (200 draws of 64x64: 26 s -> 15 s with the
-barrier). A barrier's result is neither a reshape nor elementwise, so nothing moves across it.
+shape), so in a sum of many draws of one shape, ``total = total + draw_j``, it would move one
+draw further on every run: about 25 runs of the whole simplification pipeline instead of 3,
+most of a program's compile time beyond 40 draws (200 draws of 64x64 compile in 15 s with the
+barrier, 26 s without: benchmarks/README.md, "Constants of the CPU lowering"). A barrier's result is neither a reshape nor elementwise, so nothing moves across it.
 
 Not on GPUs and TPUs (``by_platform``, decided when lowering): there a draw is computed in its
 own shape (no reshape to move), and a barrier would keep it from fusing into its consumer.
