@@ -7,7 +7,8 @@ rolled (CPU) lowering ends in a reshape (the chunk loop's buffer reshaped to the
 shape), so in a sum of many draws of one shape, ``total = total + draw_j``, it would move one
 draw further on every run: about 25 runs of the whole simplification pipeline instead of 3,
 most of a program's compile time beyond 40 draws (200 draws of 64x64 compile in 15 s with the
-barrier, 26 s without: benchmarks/README.md, "Constants of the CPU lowering"). A barrier's result is neither a reshape nor elementwise, so nothing moves across it.
+barrier, 26 s without: benchmarks/README.md, "Constants of the CPU lowering"). A barrier's
+result is neither a reshape nor elementwise, so nothing moves across it.
 
 Not on GPUs and TPUs (``by_platform``, decided when lowering): there a draw is computed in its
 own shape (no reshape to move), and a barrier would keep it from fusing into its consumer.
