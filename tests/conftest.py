@@ -127,14 +127,19 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 def pytest_collection_modifyitems(items):
-    """Tests marked ``other_lowerings_slow`` run under :data:`OWN_LOWERING` by default and
-    under the others in the slow run: samplers composed of other samplers (a gamma's ratio, a
-    normal times a factor), whose lowering-dependent parts, the words and the maps, are checked
-    under every lowering by their own tests."""
+    """Tests marked ``other_lowerings_slow`` run under :data:`OWN_LOWERING` (and the lowerings
+    the marker's ``keep=`` names) by default and under the others in the slow run: samplers
+    composed of other samplers (a gamma's ratio, a normal times a factor), whose
+    lowering-dependent parts, the words and the maps, are checked under every lowering by their
+    own tests; the CPU lowering's own step and chunk boundaries; property tests of paths that
+    a cheaper test covers under every lowering (each marker's comment says which)."""
     for item in items:
         callspec = getattr(item, "callspec", None)
-        if (item.get_closest_marker("other_lowerings_slow") and callspec is not None
-                and callspec.params.get("each_lowering", OWN_LOWERING) != OWN_LOWERING):
+        marker = item.get_closest_marker("other_lowerings_slow")
+        if marker is None or callspec is None:
+            continue
+        kept = (OWN_LOWERING, *marker.kwargs.get("keep", ()))
+        if callspec.params.get("each_lowering", OWN_LOWERING) not in kept:
             item.add_marker(pytest.mark.slow)
 
 

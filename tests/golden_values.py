@@ -172,15 +172,16 @@ def compute(case: Case, *, compiled_text: list | None = None) -> np.ndarray:
     return values.view(f"u{values.dtype.itemsize}")
 
 
-def differences(shard: tuple[int, int] = (0, 1)) -> dict[str, str]:
+def differences(shard: tuple[int, int] = (0, 1), *, x64: bool | None = None) -> dict[str, str]:
     """Each case whose values differ from the stored golden values (or that fails), with how:
     what ``--check`` prints, as JSON, for a test that runs it under another instruction set.
-    ``shard``: ``(i, n)`` checks every n-th case from the i-th (processes in parallel)."""
+    ``shard``: ``(i, n)`` checks every n-th case from the i-th (processes in parallel);
+    ``x64``: only the cases drawn with x64 on (True) or off (False), or all (None)."""
     with np.load(GOLDEN_FILE) as stored:
         golden = {name: stored[name] for name in stored.files}
     found = {}
     index, count = shard
-    for case in CASES[index::count]:
+    for case in [case for case in CASES if x64 is None or case.x64 == x64][index::count]:
         try:
             values = compute(case)
         except Exception as error:      # reported, with the XLA_FLAGS it ran under
@@ -216,11 +217,14 @@ if __name__ == "__main__":
                         help="print, as JSON, the cases that differ from the stored values")
     parser.add_argument("--shard", default="0/1", metavar="I/N",
                         help="with --check: every N-th case from the I-th (default 0/1: all)")
+    parser.add_argument("--x64", choices=("on", "off", "both"), default="both",
+                        help="with --check: only the cases drawn with x64 on, or off")
     args = parser.parse_args()
     if args.write or args.write_new:
         write(only_new=args.write_new)
     elif args.check:
         index, count = map(int, args.shard.split("/"))
-        print(json.dumps(differences((index, count))))
+        x64 = {"on": True, "off": False, "both": None}[args.x64]
+        print(json.dumps(differences((index, count), x64=x64)))
     else:
         parser.print_help()

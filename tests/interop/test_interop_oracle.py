@@ -20,7 +20,11 @@ from hypothesis import strategies as st
 
 import jaxpmac as jp
 
-pytestmark = pytest.mark.usefixtures("each_lowering")
+# Every lowering; the TPU's (``elementwise_pairs``: the unrolled cipher on uint32 pairs, a long
+# compile per message length) only in the slow run: test_small_draws.py checks a key's fold_in,
+# split and draws under every lowering in the default run.
+pytestmark = [pytest.mark.usefixtures("each_lowering"),
+              pytest.mark.other_lowerings_slow(keep=("elementwise",))]
 
 uids32 = st.integers(min_value=0, max_value=(1 << 32) - 1)
 N = 12  # fixed output size: hypothesis varies values, not shapes (one compile per uid count)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import jaxpmac as jp
+from jaxpmac import force_lowering
 from jaxpmac._cipher import _threefish
 from jaxpmac._interop import _jax_keys
 
@@ -35,16 +36,34 @@ def test_small_draws_uint64():
                 jp.bits(state, (n,), jnp.uint64))
 
 
-def test_fold_in_chains_and_vmap():
+# Under every lowering: the GPU's and TPU's keys take the unrolled cipher (``by_platform``), which
+# the oracle's property tests (test_interop_oracle.py) check under the TPU's lowering only in
+# the slow run.
+@pytest.mark.usefixtures("each_lowering")
+def test_fold_in_chains_and_split():
     key = jp.as_jax_key(STATE)
     for i in range(9):              # flushes at the fifth and ninth words
         key = jax.random.fold_in(key, 7 * i)
     expected = STATE.split(*[7 * i for i in range(9)])
     np.testing.assert_array_equal(jax.random.bits(key, (3,), jnp.uint32), jp.bits(expected, (3,)))
+    rows = jax.random.split(key, 3)
+    for i in range(3):
+        np.testing.assert_array_equal(jax.random.bits(rows[i], (4,), jnp.uint32),
+                                      jp.bits(expected.split(i), (4,)))
+
+
+# Under the CPU's and the GPU's lowerings. Under the TPU's, forced on this CPU, XLA's CPU
+# compiler runs out of memory on this program (more than 8 GB; the unrolled pair cipher in a
+# vmapped key draw): an open finding, not a value difference.
+@pytest.mark.parametrize("lowering", ["rolled", "elementwise"])
+def test_fold_in_under_vmap(lowering):
+    key = jp.as_jax_key(STATE)
     ids = jnp.arange(5, dtype=jnp.uint32)
-    got = jax.vmap(lambda i: jax.random.bits(jax.random.fold_in(key, i), (10,), jnp.uint32))(ids)
+    with force_lowering(lowering):
+        got = jax.vmap(lambda i: jax.random.bits(jax.random.fold_in(key, i), (10,),
+                                                 jnp.uint32))(ids)
     for i in range(5):
-        np.testing.assert_array_equal(got[i], jp.bits(expected.split(i), (10,)))
+        np.testing.assert_array_equal(got[i], jp.bits(STATE.split(i), (10,)))
 
 
 def test_rolled_blocks_are_threefish():

@@ -295,6 +295,8 @@ def test_chunks_are_at_most_a_sixth_of_a_small_draw(n_blocks, chunk):
     assert _cpu_plan.chunk_blocks(n_blocks) == chunk
 
 
+# The boundaries are the CPU lowering's; the other lowerings draw these sizes in the slow run.
+@pytest.mark.other_lowerings_slow
 @pytest.mark.parametrize("n_blocks", STEP_AND_CHUNK_BLOCKS)
 @pytest.mark.parametrize("x64", (False, True))
 def test_every_step_size_and_chunking_draws_the_oracle_stream(n_blocks, x64):

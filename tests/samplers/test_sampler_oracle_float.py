@@ -202,6 +202,9 @@ def _assert_log_close(got, log_expected, scales):
             assert abs(math.log(x) - log_x) <= tol, (i, x, log_x, tol)
 
 
+# Property runs under the CPU's lowering; the others in the slow run (the words are checked under
+# every lowering, and golden values and edge values pin the map).
+@pytest.mark.other_lowerings_slow
 @property_settings()
 @given(word_values, label_lists, messages, st.lists(alphas, min_size=4, max_size=4))
 def test_gamma_is_marsaglia_tsang_on_fixed_words(nonce, label_list, message, alpha):
@@ -265,6 +268,9 @@ def test_dirichlet_is_the_softmax_of_log_gammas(nonce, label_list, message, alph
 rates = st.one_of(floats32(0, 10), floats32(10, 1e3))
 
 
+# Property runs under the CPU's lowering; the others in the slow run (the words are checked under
+# every lowering, and golden values and edge values pin the map).
+@pytest.mark.other_lowerings_slow
 @property_settings(30)
 @given(word_values, label_lists, messages, st.lists(rates, min_size=6, max_size=6))
 def test_poisson_is_inversion_or_ptrs_on_fixed_words(nonce, label_list, message, lam):
