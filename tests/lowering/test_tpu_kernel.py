@@ -35,8 +35,13 @@ def test_only_uint32_windows_with_a_static_skip():
     assert not _tpu_kernel.applies((512, 128), jnp.uint32, jnp.int32(0))
 
 
-@pytest.mark.parametrize("x64", [False, True])
-@pytest.mark.parametrize("shape", KERNEL_SHAPES + CUT_SHAPES[:2])
+# With x64 on (the same uint32 kernel, other types around it) for one output shape and one cut
+# by default, every shape in the slow run.
+@pytest.mark.parametrize("shape, x64", [
+    *[(shape, False) for shape in KERNEL_SHAPES + CUT_SHAPES[:2]],
+    *[(shape, True) if shape in (KERNEL_SHAPES[0], CUT_SHAPES[0])
+      else pytest.param(shape, True, marks=pytest.mark.slow)
+      for shape in KERNEL_SHAPES + CUT_SHAPES[:2]]])
 def test_kernel_draws_equal_the_cpu_draws(shape, x64):
     with jax.enable_x64(x64):
         expected = {name: np.asarray(draw(STATE, shape)) for name, draw in SAMPLERS.items()}

@@ -269,9 +269,9 @@ rates = st.one_of(floats32(0, 10), floats32(10, 1e3))
 
 
 # Property runs under the CPU's lowering; the others in the slow run (the words are checked under
-# every lowering, and golden values and edge values pin the map).
+# every lowering, and golden values and edge values pin the map). 15 examples of 6 rates each.
 @pytest.mark.other_lowerings_slow
-@property_settings(30)
+@property_settings(15)
 @given(word_values, label_lists, messages, st.lists(rates, min_size=6, max_size=6))
 def test_poisson_is_inversion_or_ptrs_on_fixed_words(nonce, label_list, message, lam):
     expected, ambiguous = rs.poisson(rs.Message(nonce, label_list, message), lam,
@@ -294,6 +294,8 @@ def test_poisson_edge_values(nonce, label_list, message):
     assert np.asarray(got).tolist() == expected == [0, -1, -1, 2 ** 31 - 1]
 
 
+# Under the CPU's lowering by default, as gamma's and Poisson's (see there).
+@pytest.mark.other_lowerings_slow
 @property_settings(25)
 @given(word_values, label_lists, messages,
        st.lists(st.tuples(st.integers(0, 2000), floats32(0, 1)), min_size=6,
@@ -553,6 +555,7 @@ probabilities = st.one_of(floats32(1e-6, 1), floats32(0.5, 1), st.sampled_from([
 # Six probabilities per example, any one within the oracle's margin of a count's boundary
 # rejects it: in some runs most examples are (seen: 50 of 59), which hypothesis' health check
 # calls too much filtering; the accepted examples are still checked exactly.
+@pytest.mark.other_lowerings_slow
 @hypothesis.settings(property_settings(30), suppress_health_check=[
     *property_settings().suppress_health_check, hypothesis.HealthCheck.filter_too_much])
 @given(word_values, label_lists, messages, st.lists(probabilities, min_size=6, max_size=6))
