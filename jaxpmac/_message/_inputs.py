@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxpmac._cipher import _words as w
-from jaxpmac._cipher._words import is_traced  # noqa: F401  (the samplers' import of it)
+from jaxpmac._cipher._words import is_traced  # also read from here by the samplers
 
 WORD_RANGE = "a Python int in [-2**63, 2**64)"
 STR_LABEL_TAG = 0xFFFFFFFF00000000
