@@ -125,55 +125,48 @@ def _check_real(value, *, name: str):
     return value
 
 
+def _integer_scalar(value, *, name: str, accepts: str):
+    """The type and rank checks Hail's integer arguments share: ``value`` (a Python int, or an
+    integer scalar array) as a Python int where it is concrete, else the traced array."""
+    if isinstance(value, (bool, np.bool_, float)) or not (
+            isinstance(value, int)
+            or (isinstance(value, (jax.Array, np.ndarray, np.generic))
+                and jnp.issubdtype(value.dtype, jnp.integer))):
+        raise TypeError(f"{name} accepts {accepts}, but was given {_inputs.describe(value)}")
+    if isinstance(value, int):
+        return value
+    if np.ndim(value) != 0:
+        raise ValueError(f"{name} accepts {accepts}, but was given {_inputs.describe(value)}")
+    return value if _inputs.is_traced(value) else int(np.asarray(value))
+
+
+def _given(value, concrete: int) -> str:
+    """How an out-of-range concrete integer argument is named: as given, or its value and
+    what held it."""
+    return str(concrete) if isinstance(value, int) else f"{concrete} ({_inputs.describe(value)})"
+
+
 def _check_n(n, *, name: str, bits: int = 32):
     """Hail's bound ``n`` of ``rand_int32(n)`` (``bits`` 32) or ``rand_int64(n)`` (64): a
     Python int in ``[1, 2**(bits-1))`` or an integer scalar array, as an int32 / int64."""
     accepts, largest = (N_ACCEPTS, INT32_MAX) if bits == 32 else (N64_ACCEPTS, INT64_MAX)
-    dtype = np.int32 if bits == 32 else np.int64
-    if isinstance(n, (bool, np.bool_)) or isinstance(n, float):
-        raise TypeError(f"{name} accepts {accepts}, but was given {_inputs.describe(n)}")
-    if isinstance(n, int):
-        if not 1 <= n <= largest:
-            raise ValueError(f"{name} accepts {accepts}, but was given {n}")
-        return dtype(n)
-    if not isinstance(n, (jax.Array, np.ndarray, np.generic)):
-        raise TypeError(f"{name} accepts {accepts}, but was given {_inputs.describe(n)}")
-    if not jnp.issubdtype(n.dtype, jnp.integer):
-        raise TypeError(f"{name} accepts {accepts}, but was given {_inputs.describe(n)}")
-    if np.ndim(n) != 0:
-        raise ValueError(f"{name} accepts {accepts}, but was given {_inputs.describe(n)}")
-    if not _inputs.is_traced(n):
-        value = int(np.asarray(n))
-        if not 1 <= value <= largest:
-            raise ValueError(f"{name} accepts {accepts}, but was given {value} "
-                             f"({_inputs.describe(n)})")
-        return dtype(value)
-    return n
+    value = _integer_scalar(n, name=name, accepts=accepts)
+    if _inputs.is_traced(value):
+        return value
+    if not 1 <= value <= largest:
+        raise ValueError(f"{name} accepts {accepts}, but was given {_given(n, value)}")
+    return (np.int32 if bits == 32 else np.int64)(value)
 
 
 def _check_int_bound(value, *, name: str, bits: int):
     """An integer scalar of Hail's int32/int64 argument: Python int in range, or int array."""
     accepts = BOUND_ACCEPTS.format(bits=bits - 1)
     low, high = INT32_RANGE if bits == 32 else INT64_RANGE
-    if isinstance(value, (bool, np.bool_)) or isinstance(value, float):
-        raise TypeError(f"{name} accepts {accepts}, but was given {_inputs.describe(value)}")
-    if isinstance(value, int):
-        if not low <= value <= high:
-            raise ValueError(f"{name} accepts {accepts} (an int{bits}), but was given {value}")
-        return value
-    if not isinstance(value, (jax.Array, np.ndarray, np.generic)):
-        raise TypeError(f"{name} accepts {accepts}, but was given {_inputs.describe(value)}")
-    if not jnp.issubdtype(value.dtype, jnp.integer):
-        raise TypeError(f"{name} accepts {accepts}, but was given {_inputs.describe(value)}")
-    if np.ndim(value) != 0:
-        raise ValueError(f"{name} accepts {accepts}, but was given {_inputs.describe(value)}")
-    if not _inputs.is_traced(value):
-        concrete = int(np.asarray(value))
-        if not low <= concrete <= high:
-            raise ValueError(f"{name} accepts {accepts} (an int{bits}), but was given "
-                             f"{concrete} ({_inputs.describe(value)})")
-        return concrete
-    return value
+    checked = _integer_scalar(value, name=name, accepts=accepts)
+    if not _inputs.is_traced(checked) and not low <= checked <= high:
+        raise ValueError(f"{name} accepts {accepts} (an int{bits}), but was given "
+                         f"{_given(value, checked)}")
+    return checked
 
 
 def _bound_difference(a, b, *, fn: str, bits: int):

@@ -584,35 +584,37 @@ def _draw_sequence(eng: Engine, count: int, draw):
 def uniform_sequence(h, lower, upper, *, final_tweak: int, count: int) -> jax.Array:
     """``count`` draws of Hail's ``runif``: ``lower + (upper - lower) * nextDouble()``, one
     engine (``rand_unif_nd``)."""
-    return _uniform_sequence(h, tweak_pair(final_tweak), lower, upper, count=count)
-
-
-@partial(jax.jit, static_argnames=("count",))
-def _uniform_sequence(h, final_tweak, lower, upper, *, count: int) -> jax.Array:
-    dtype = float_dtype()
-    lower, upper = jnp.asarray(lower, dtype), jnp.asarray(upper, dtype)
-
-    def draw(eng):
-        eng, d = next_double(eng)
-        return eng, lower + _fixed_math.rounded((upper - lower) * d)   # Java rounds the product
-
-    return _draw_sequence(engine_from_hash(h, final_tweak), count, draw)
+    return _parameterized_sequence(h, tweak_pair(final_tweak), lower, upper,
+                                   next_value=next_double, value_of=_runif_value, count=count)
 
 
 def normal_sequence(h, mean, sd, *, final_tweak: int, count: int) -> jax.Array:
     """``count`` draws of Hail's ``rnorm``: ``mean + sd * nextGaussian()``, one engine
     (``rand_norm_nd``: consecutive draws are the two normals of one polar pair)."""
-    return _normal_sequence(h, tweak_pair(final_tweak), mean, sd, count=count)
+    return _parameterized_sequence(h, tweak_pair(final_tweak), mean, sd,
+                                   next_value=next_gaussian, value_of=_rnorm_value,
+                                   count=count)
 
 
-@partial(jax.jit, static_argnames=("count",))
-def _normal_sequence(h, final_tweak, mean, sd, *, count: int) -> jax.Array:
+def _runif_value(d, lower, upper):
+    return lower + _fixed_math.rounded((upper - lower) * d)   # Java rounds the product
+
+
+def _rnorm_value(z, mean, sd):
+    return mean + _fixed_math.rounded(sd * z)
+
+
+@partial(jax.jit, static_argnames=("next_value", "value_of", "count"))
+def _parameterized_sequence(h, final_tweak, a, b, *, next_value, value_of,
+                            count: int) -> jax.Array:
+    """``count`` values ``value_of(next_value(engine), a, b)`` of one engine, ``a`` and ``b``
+    in the engine's float dtype."""
     dtype = float_dtype()
-    mean, sd = jnp.asarray(mean, dtype), jnp.asarray(sd, dtype)
+    a, b = jnp.asarray(a, dtype), jnp.asarray(b, dtype)
 
     def draw(eng):
-        eng, z = next_gaussian(eng)
-        return eng, mean + _fixed_math.rounded(sd * z)
+        eng, x = next_value(eng)
+        return eng, value_of(x, a, b)
 
     return _draw_sequence(engine_from_hash(h, final_tweak), count, draw)
 
