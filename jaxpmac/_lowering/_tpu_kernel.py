@@ -85,28 +85,40 @@ def _fits(shape, skip) -> bool:
     return lines % SUB_ROWS == 0
 
 
-def _dynamic_halves(words) -> jax.Array:
-    """The dynamic words' ``(hi, lo)`` halves as rows of a ``[16, 128]`` uint32 array (a static
-    word's rows are unused zeros)."""
+def _word_halves(words) -> jax.Array:
+    """The words' ``(hi, lo)`` halves as rows of a ``[16, 128]`` uint32 array."""
     # Each half broadcast along its own row, the rows concatenated: libtpu's profile puts a
     # column of stacked halves broadcast along the lanes at most of a small draw's cycles
     # (benchmarks/README.md, "TPU v5e").
     rows = []
     for x in words:
-        pair = w.to_pair(0 if w.is_static(x) else x)
+        pair = w.to_pair(x)
         rows += [jnp.broadcast_to(jnp.reshape(half, (1, 1)).astype(jnp.uint32), (1, LANES))
                  for half in (pair.hi, pair.lo)]
     rows.append(jnp.zeros((_WORD_ROWS - len(rows), LANES), jnp.uint32))
     return jnp.concatenate(rows)
 
 
-def _kernel(halves_in, out_ref, values_ref, *, static_words, tile_rows: int, line_blocks: int):
-    def word(k):
-        if static_words[k] is not None:
-            return static_words[k]
-        return w.Pair(halves_in[pl.ds(2 * k, 1), :], halves_in[pl.ds(2 * k + 1, 1), :])
+def _dynamic_halves(words) -> jax.Array:
+    """:func:`_word_halves` of the dynamic words (a static word's rows are unused zeros: the
+    kernel has it as a constant)."""
+    return _word_halves([0 if w.is_static(x) else x for x in words])
 
-    *h, final_tweak, first_block = [word(k) for k in range(len(static_words))]
+
+def _words_of_rows(rows, static_words):
+    """The words of ``static_words`` with the dynamic ones read from ``rows(k)``, a
+    ``(hi, lo)`` pair for word ``k``."""
+    return [x if x is not None else w.Pair(*rows(k)) for k, x in enumerate(static_words)]
+
+
+def _row_halves(halves_in):
+    """``rows`` for :func:`_words_of_rows` in a kernel: word ``k``'s halves are rows ``2k``
+    and ``2k + 1`` of the ``[16, 128]`` input."""
+    return lambda k: (halves_in[pl.ds(2 * k, 1), :], halves_in[pl.ds(2 * k + 1, 1), :])
+
+
+def _kernel(halves_in, out_ref, values_ref, *, static_words, tile_rows: int, line_blocks: int):
+    *h, final_tweak, first_block = _words_of_rows(_row_halves(halves_in), static_words)
     tile, column = pl.program_id(0), pl.program_id(1)
     shape = (LINE_BLOCKS, SUB_ROWS)
     j = lax.broadcasted_iota(jnp.uint32, shape, 0)
@@ -199,7 +211,9 @@ def _window(halves, *, interpret: bool, **params):
         return call(halves)
 
 
-def _window_rule(*, interpret: bool):
+def _kernel_rule(compute, *, interpret: bool):
+    """The lowering rule of a kernel primitive whose computation is ``compute(halves,
+    interpret=..., **params)``: a Mosaic call, or Pallas' interpret mode."""
     def rule(ctx, halves, **params):
         if interpret:
             # Pallas' interpreter mixes the kernel's values with device-invariant ones, which
@@ -207,8 +221,8 @@ def _window_rule(*, interpret: bool):
             # them; the primitive's own type carries the varying axes).
             ctx = ctx.replace(avals_in=[_plain(a) for a in ctx.avals_in],
                               avals_out=[_plain(a) for a in ctx.avals_out])
-        window = functools.partial(_window, interpret=interpret)
-        return mlir.lower_fun(window, multiple_results=False)(ctx, halves, **params)
+        return mlir.lower_fun(functools.partial(compute, interpret=interpret),
+                              multiple_results=False)(ctx, halves, **params)
     return rule
 
 
@@ -216,8 +230,8 @@ def _plain(aval):
     return jax.core.ShapedArray(aval.shape, aval.dtype)
 
 
-mlir.register_lowering(_window_p, _window_rule(interpret=True))
-mlir.register_lowering(_window_p, _window_rule(interpret=False), platform="tpu")
+mlir.register_lowering(_window_p, _kernel_rule(_window, interpret=True))
+mlir.register_lowering(_window_p, _kernel_rule(_window, interpret=False), platform="tpu")
 
 
 @_window_p.def_impl
@@ -233,3 +247,82 @@ def _window_batched(args, dims, **params):
 
 
 batching.primitive_batchers[_window_p] = _window_batched
+
+
+# --------------------------------------------------------------------------------------------
+# The message hash's cipher of one block in a kernel
+# --------------------------------------------------------------------------------------------
+# A message hash's traced block (a traced seed beside a draw site's static labels) is one
+# block of scalar words. XLA's TPU compiler leaves its ~600 scalar uint32 operations unfused
+# and takes ~0.15 s per draw site to compile them (20 draw sites of a traced seed: 2.5 s of
+# jax.random's 1.1; benchmarks/README.md, "TPU v5e"); Mosaic compiles the same cipher on one
+# vector row in a few milliseconds.
+_BLOCK_ROWS = 2 * 4                      # a block's 4 words as (hi, lo) rows
+
+
+def encrypt_block(key, tweak, block, *, rounds: int) -> tuple[w.Pair, ...]:
+    """``_threefish.encrypt(key, tweak, block)`` of scalar words (static ints, ``Pair`` or
+    uint64, at least one dynamic) in a kernel: the block's 4 words as ``Pair``s of scalars.
+
+    Every word, static ones too, is an input row, so that all of a program's draw sites share
+    one kernel, traced and lowered once (a kernel per site's labels traced in ~50 ms each)."""
+    words = (*tweak, *block)
+    out = _encrypt_p.bind(_word_halves(words), key=tuple(key), n_tweak=len(tweak),
+                          rounds=rounds)
+    return tuple(w.Pair(out[..., 2 * k, 0], out[..., 2 * k + 1, 0]) for k in range(4))
+
+
+def _encrypt_kernel(halves_in, out_ref, *, key, n_tweak: int, rounds: int):
+    words = _words_of_rows(_row_halves(halves_in), (None,) * (n_tweak + 4))
+    out = _threefish.encrypt(key, words[:n_tweak], words[n_tweak:], rounds=rounds)
+    for k, word in enumerate(out):
+        pair = w.to_pair(word, (1, LANES))
+        out_ref[pl.ds(2 * k, 1), :] = pair.hi
+        out_ref[pl.ds(2 * k + 1, 1), :] = pair.lo
+
+
+@functools.partial(jax.jit, static_argnames=("interpret", "key", "n_tweak", "rounds"))
+def _encrypt(halves, *, interpret: bool, **params):
+    """The hash kernel's computation on one ``[16, 128]`` input (jitted: traced once for all
+    the draw sites of a program)."""
+    with jax.enable_x64(False):
+        return pl.pallas_call(
+            functools.partial(_encrypt_kernel, **params),
+            out_shape=jax.ShapeDtypeStruct((_BLOCK_ROWS, LANES), jnp.uint32,
+                                           manual_axis_type=jax.typeof(halves).manual_axis_type),
+            interpret=interpret)(halves)
+
+
+_encrypt_p = jex.core.Primitive("jaxpmac_tpu_encrypt_block")
+
+
+@_encrypt_p.def_abstract_eval
+def _encrypt_abstract(halves, **params):
+    del params
+    return halves.update(shape=(*halves.shape[:-2], _BLOCK_ROWS, LANES))
+
+
+mlir.register_lowering(_encrypt_p, _kernel_rule(_encrypt, interpret=True))
+mlir.register_lowering(_encrypt_p, _kernel_rule(_encrypt, interpret=False), platform="tpu")
+
+
+@_encrypt_p.def_impl
+def _encrypt_impl(halves, **params):
+    return _encrypt(halves, interpret=jax.default_backend() != "tpu", **params)
+
+
+def _encrypt_batched(args, dims, *, key, n_tweak: int, rounds: int):
+    # Under vmap the blocks are vectors of examples, which XLA fuses well as they are: the
+    # unrolled cipher on them, in the kernel's output rows.
+    (halves,), (dim,) = args, dims
+    halves = jnp.moveaxis(halves, dim, 0)
+    words = _words_of_rows(lambda k: (halves[:, 2 * k, 0], halves[:, 2 * k + 1, 0]),
+                           (None,) * (n_tweak + 4))
+    out = _threefish.encrypt(key, words[:n_tweak], words[n_tweak:], rounds=rounds)
+    shape = (halves.shape[0], 1, LANES)
+    rows = [jnp.broadcast_to(half[:, None, None], shape)
+            for word in out for half in w.to_pair(word, halves.shape[:1])]
+    return jnp.concatenate(rows, axis=1), 0
+
+
+batching.primitive_batchers[_encrypt_p] = _encrypt_batched

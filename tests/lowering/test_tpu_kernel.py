@@ -1,9 +1,13 @@
 """The TPU's kernel for uint32 windows (``_lowering._tpu_kernel``): run here in Pallas'
 interpret mode under ``force_lowering("elementwise_pairs")``, it gives the CPU's values, for
 windows that are its output and for windows cut from it; lowered for ``tpu`` from this CPU, a
-draw is one Mosaic call with no loop and no barrier."""
+draw is one Mosaic call with no loop and no barrier, and a traced seed's message hash a second,
+small one."""
 
 from __future__ import annotations
+
+import math
+import re
 
 import jax
 import jax.numpy as jnp
@@ -123,14 +127,44 @@ def test_a_draw_exported_for_a_cpu_and_a_tpu_at_once_runs_here_with_the_cpu_valu
     # Each platform lowers its own form: the Mosaic call only in the TPU's.
     exported = jax.export.export(jax.jit(lambda seed: jp.bits(jp.key(seed), shape)),
                                  platforms=["cpu", "tpu"])(jnp.uint32(1))
-    assert exported.mlir_module().count("tpu_custom_call") == 1
+    assert exported.mlir_module().count("tpu_custom_call") == 2      # the hash's, the window's
     np.testing.assert_array_equal(exported.call(jnp.uint32(1)), jp.bits(jp.key(1), shape))
 
 
 @pytest.mark.parametrize("shape", [(512, 128), (64, 64)])
-def test_lowered_for_tpu_a_draw_is_one_mosaic_call_with_no_loop_or_barrier(shape):
-    lowered = jax.jit(lambda seed: jp.uniform(jp.key(seed), shape)).trace(
-        jnp.uint32(1)).lower(lowering_platforms=("tpu",)).as_text()
-    assert lowered.count("tpu_custom_call") == 1
+@pytest.mark.parametrize("seed_traced", [False, True])
+def test_lowered_for_tpu_a_draw_is_mosaic_calls_with_no_loop_or_barrier(shape, seed_traced):
+    # A traced seed's message hash (one block beside the static label) is a small kernel of
+    # its own; a static one's is folded at trace time.
+    def draw(seed):
+        return jp.uniform(jp.key(seed if seed_traced else 1).split_static("site"), shape)
+    lowered = jax.jit(draw).trace(jnp.uint32(1)).lower(lowering_platforms=("tpu",)).as_text()
+    assert lowered.count("tpu_custom_call") == (2 if seed_traced else 1)
     assert "stablehlo.while" not in lowered
     assert "optimization_barrier" not in lowered
+
+
+def test_draw_sites_of_a_traced_seed_share_one_hash_kernel():
+    # Each site's hash is a call of one kernel function (its labels are inputs, not constants),
+    # traced and lowered once for the program.
+    def sites(seed):
+        key = jp.key(seed)
+        return sum(jp.bits(key.split_static(label), (8, 128)) for label in range(3))
+    lowered = jax.jit(sites).trace(jnp.uint32(1)).lower(lowering_platforms=("tpu",)).as_text()
+    assert re.findall(r"func.func private @(_encrypt[\w.]*)", lowered) == ["_encrypt"]
+    assert re.findall(r"call @(_encrypt[\w.]*)", lowered) == ["_encrypt"] * 3
+
+
+@pytest.mark.parametrize("shape", [(), (5,)])
+def test_hash_kernel_under_vmap_and_eagerly_equals_the_cpu(shape):
+    seeds = jnp.arange(math.prod(shape) or 1, dtype=jnp.uint32).reshape(shape)
+    def draw(seed):
+        return jp.bits(jp.key(seed).split_static("site"), (64, 64))
+    want = jnp.stack([draw(s) for s in seeds.reshape(-1)]).reshape(*shape, 64, 64)
+    mapped = draw
+    for _ in shape:
+        mapped = jax.vmap(mapped)
+    with jp.force_lowering("elementwise_pairs"):
+        np.testing.assert_array_equal(jax.jit(mapped)(seeds), want)
+        with jax.disable_jit():
+            np.testing.assert_array_equal(mapped(seeds), want)
