@@ -120,12 +120,17 @@ batching.fancy_primitive_batchers[stream_mark_p] = _batcher
 mlir.register_lowering(stream_mark_p, mlir.lower_fun(_impl, multiple_results=False))
 
 
+def in_library(filename: str) -> bool:
+    """Whether ``filename`` is a source file of jaxpmac or jax (not the user's)."""
+    path = os.path.abspath(filename)
+    return path.startswith(_PACKAGE_DIR) or path.startswith(_JAX_DIR)
+
+
 def user_line(frames) -> str:
     """The first of ``(file, line)`` pairs (innermost first) in the user's code: outside
     jaxpmac and jax."""
     for filename, lineno in frames:
-        path = os.path.abspath(filename)
-        if not (path.startswith(_PACKAGE_DIR) or path.startswith(_JAX_DIR)):
+        if not in_library(filename):
             return f"{filename}:{lineno}"
     return "<unknown>"
 

@@ -1,6 +1,7 @@
 """``jp.check_streams``: every way the issue lists of drawing one stream twice is found, with
 both source lines; distinct streams, disjoint slices and ``cond`` branches are not; traced words
-that may be equal are "cannot tell"; the README's and the notebooks' patterns raise nothing."""
+that may be equal are "cannot tell"; ``jax.random`` draws from one key (``jp.as_jax_key``'s or
+any other) are found too; the README's and the notebooks' patterns raise nothing."""
 
 from __future__ import annotations
 
@@ -87,6 +88,63 @@ def test_traced_words_that_may_be_equal_cannot_be_told():
     assert finding.kind == "cannot tell"
     assert _kinds(lambda i: (jp.normal(S.split(i), ()), jp.normal(S.split(i), ())),
                   1) == ["same stream"]
+
+
+def test_a_jitted_function_called_twice_holds_two_values():
+    # JAX traces the function once; each call's values are its own.
+    draw = jax.jit(lambda i: jp.normal(S.split(i * 2), ()))
+    assert _kinds(lambda i, j: (draw(i), draw(j)), 1, 2) == ["cannot tell"]
+    assert _kinds(lambda i: (draw(i), draw(i)), 1) == ["same stream"]
+
+
+KEYS = {"pmac (as_jax_key)": lambda: jp.as_jax_key(S), "threefry": lambda: jax.random.key(7)}
+
+
+@pytest.mark.parametrize("make_key", KEYS.values(), ids=KEYS.keys())
+def test_a_jax_random_key_drawn_twice_is_found_with_both_lines(make_key):
+    key = make_key()
+
+    def model():
+        a = jax.random.normal(key, (4,))
+        b = jax.random.uniform(key, (4,))
+        return a, b
+    first = f"{__file__}:{inspect.getsourcelines(model)[1] + 1}"
+    second = f"{__file__}:{inspect.getsourcelines(model)[1] + 2}"
+    (finding,) = jp.check_streams(model)
+    assert (finding.kind, finding.first, finding.second) == ("same stream", first, second)
+    assert "two jax.random draws from the same key" in finding.why
+    # The same data folded in twice is the same key; a jitted caller changes nothing.
+    assert _kinds(jax.jit(lambda: (jax.random.normal(jax.random.fold_in(key, 1)),
+                                   jax.random.bernoulli(jax.random.fold_in(key, 1))))) == [
+        "same stream"]
+
+
+@pytest.mark.parametrize("make_key", KEYS.values(), ids=KEYS.keys())
+def test_split_and_folded_keys_and_jax_random_samplers_raise_nothing(make_key):
+    key = make_key()
+
+    def model(key):
+        k1, k2 = jax.random.split(key)
+        ks = jax.random.split(k2, 9)
+        return (jax.random.normal(k1, (4,)), jax.random.normal(jax.random.fold_in(key, 1)),
+                jax.random.normal(jax.random.fold_in(key, 2)),
+                jax.random.randint(ks[0], (3,), 0, 5), jax.random.choice(ks[1], 5, (3,)),
+                jax.random.permutation(ks[2], 10), jax.random.gamma(ks[3], 2.0, (3,)),
+                jax.random.beta(ks[4], 2.0, 3.0, (3,)), jax.random.dirichlet(ks[5], jnp.ones(3)),
+                jax.random.t(ks[6], 3.0, (3,)), jax.random.truncated_normal(ks[7], -1, 1, (3,)),
+                jax.random.orthogonal(ks[8], 3))
+    assert _kinds(model, key) == []
+    assert _kinds(jax.jit(model), key) == []
+
+
+def test_a_key_that_a_loop_does_not_change_is_found():
+    key = jp.as_jax_key(S)
+    (finding,) = jp.check_streams(lambda: jax.lax.scan(
+        lambda c, t: (c + jax.random.normal(key, ()), None), 0.0, jnp.arange(3)))
+    assert finding.kind == "same every iteration" and "Split the key" in finding.why
+    assert _kinds(lambda: jax.lax.scan(
+        lambda c, t: (c + jax.random.normal(jax.random.fold_in(key, t), ()), None), 0.0,
+        jnp.arange(3))) == []
 
 
 def test_randomized_functions_are_checked_at_their_sites():
