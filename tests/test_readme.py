@@ -1,4 +1,5 @@
-"""The README's and docs/usage.md's Python examples run as written, each in a fresh namespace,
+"""The README's and docs/usage.md's Python examples (and docs/implicit.md's stream check) run as
+written, each in a fresh namespace,
 and every relative link of the README, ``docs/`` and ``benchmarks/README.md`` leads somewhere.
 
 Where an example claims something checkable (in the porting guide: an example's noise does not
@@ -14,14 +15,17 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 USAGE = ROOT / "docs" / "usage.md"
+IMPLICIT = ROOT / "docs" / "implicit.md"
 
 
 def _python_blocks(page):
     return re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)
 
 
-BLOCKS = [(page, index, code) for page in (README, USAGE)
-          for index, code in enumerate(_python_blocks(page))]
+BLOCKS = [(page, index, code) for page in (README, USAGE, IMPLICIT)
+          for index, code in enumerate(_python_blocks(page))
+          # docs/implicit.md's other blocks are fragments of a model.
+          if page is not IMPLICIT or "check_streams" in code]
 
 
 def test_the_readme_and_the_usage_guide_have_examples():
