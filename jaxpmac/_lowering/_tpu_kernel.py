@@ -302,27 +302,36 @@ def _encrypt_abstract(halves, **params):
     return halves.update(shape=(*halves.shape[:-2], _BLOCK_ROWS, LANES))
 
 
-mlir.register_lowering(_encrypt_p, _kernel_rule(_encrypt, interpret=True))
+def _encrypt_rows(halves, *, key, n_tweak: int, rounds: int):
+    """The kernel's output rows computed by XLA, for any leading axes of ``halves``: the
+    unrolled cipher on each example's words (lane 0 of its rows), broadcast along the lanes.
+    Under ``vmap`` the blocks are vectors of examples, which XLA fuses well as they are; on
+    other platforms (a lowering forced, as the tests do) this is the kernel's computation
+    without Pallas' interpreter, whose compile time every traced-seed draw would pay (the
+    kernel's own values: ``tests/lowering/test_tpu_kernel.py``)."""
+    words = _words_of_rows(lambda k: (halves[..., 2 * k, 0], halves[..., 2 * k + 1, 0]),
+                           (None,) * (n_tweak + 4))
+    out = _threefish.encrypt(key, words[:n_tweak], words[n_tweak:], rounds=rounds)
+    batch = halves.shape[:-2]
+    rows = [jnp.broadcast_to(half[..., None, None], (*batch, 1, LANES))
+            for word in out for half in w.to_pair(word, batch)]
+    return jnp.concatenate(rows, axis=-2)
+
+
+mlir.register_lowering(_encrypt_p, mlir.lower_fun(_encrypt_rows, multiple_results=False))
 mlir.register_lowering(_encrypt_p, _kernel_rule(_encrypt, interpret=False), platform="tpu")
 
 
 @_encrypt_p.def_impl
 def _encrypt_impl(halves, **params):
-    return _encrypt(halves, interpret=jax.default_backend() != "tpu", **params)
+    if jax.default_backend() == "tpu":
+        return _encrypt(halves, interpret=False, **params)
+    return _encrypt_rows(halves, **params)
 
 
-def _encrypt_batched(args, dims, *, key, n_tweak: int, rounds: int):
-    # Under vmap the blocks are vectors of examples, which XLA fuses well as they are: the
-    # unrolled cipher on them, in the kernel's output rows.
+def _encrypt_batched(args, dims, **params):
     (halves,), (dim,) = args, dims
-    halves = jnp.moveaxis(halves, dim, 0)
-    words = _words_of_rows(lambda k: (halves[:, 2 * k, 0], halves[:, 2 * k + 1, 0]),
-                           (None,) * (n_tweak + 4))
-    out = _threefish.encrypt(key, words[:n_tweak], words[n_tweak:], rounds=rounds)
-    shape = (halves.shape[0], 1, LANES)
-    rows = [jnp.broadcast_to(half[:, None, None], shape)
-            for word in out for half in w.to_pair(word, halves.shape[:1])]
-    return jnp.concatenate(rows, axis=1), 0
+    return _encrypt_rows(jnp.moveaxis(halves, dim, 0), **params), 0
 
 
 batching.primitive_batchers[_encrypt_p] = _encrypt_batched

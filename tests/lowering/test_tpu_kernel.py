@@ -168,3 +168,22 @@ def test_hash_kernel_under_vmap_and_eagerly_equals_the_cpu(shape):
         np.testing.assert_array_equal(jax.jit(mapped)(seeds), want)
         with jax.disable_jit():
             np.testing.assert_array_equal(mapped(seeds), want)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_hash_kernel_in_interpret_mode_is_the_cipher(seed):
+    # Elsewhere than a TPU the hash's primitive computes the kernel's rows with XLA; the
+    # kernel itself, in Pallas' interpret mode, gives the same rows, the cipher's words.
+    from jaxpmac._cipher import _threefish
+    from jaxpmac._cipher import _words as w
+    rng = np.random.default_rng(seed)
+    tweak, block = (rng.integers(0, 2 ** 64, size=n, dtype=np.uint64).tolist() for n in (2, 4))
+    traced = [w.pair_const(x) for x in (*tweak, *block)]
+    halves = _tpu_kernel._word_halves(traced)
+    params = dict(key=_threefish.GENERATOR_KEY, n_tweak=2, rounds=_threefish.ROUNDS)
+    rows = jax.jit(lambda h: _tpu_kernel._encrypt(h, interpret=True, **params))(halves)
+    np.testing.assert_array_equal(rows, _tpu_kernel._encrypt_rows(halves, **params))
+    want = _threefish.encrypt(_threefish.GENERATOR_KEY, tweak, block)
+    got = [(int(rows[2 * k, 0]) << 32) | int(rows[2 * k + 1, 0]) for k in range(4)]
+    assert got == list(want)
+    assert (rows == rows[:, :1]).all()
