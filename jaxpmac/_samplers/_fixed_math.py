@@ -96,6 +96,59 @@ def _rounded_jvp(primals, tangents):
     return rounded(primals[0]), tangents[0]
 
 
+def floor(x: jax.Array) -> jax.Array:
+    """``jnp.floor(x)``, bit for bit; inside a kernel (``force_lowering("kernel")``) made of a
+    conversion to integers, comparisons and selects, since Mosaic GPU has no ``floor``.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> floor(jnp.array([-1.5, -0.0, 0.5, 2.0], jnp.float32)).tolist()
+        [-2.0, -0.0, 0.0, 2.0]
+    """
+    if not _platform.in_kernel():
+        return jnp.floor(x)
+    dtype = x.dtype
+    integral_from = np.array(2.0 ** jnp.finfo(dtype).nmant, dtype)  # every float above: whole
+    small = lax.abs(x) < integral_from              # False for NaN and infinities
+    toward_zero = jnp.where(small, x, np.array(0, dtype)).astype(
+        jnp.dtype(f"int{dtype.itemsize * 8}")).astype(dtype)
+    below = jnp.where(toward_zero > x, toward_zero - np.array(1, dtype), toward_zero)
+    # A whole x (-0.0 included) is its own floor; so are NaN, infinities and |x| >= 2**m. A
+    # subnormal x that compares equal to 0 (a platform that flushes them, as XLA's CPU does)
+    # floors to the zero of its sign, as the platform's floor gives.
+    floored = jnp.where(small & (toward_zero != x), below, x)
+    return jnp.where(x == np.array(0, dtype), x * np.array(0, dtype), floored)
+
+
+def next_after(x: jax.Array, y: jax.Array) -> jax.Array:
+    """``lax.nextafter(x, y)``, bit for bit; inside a kernel written out on the bits, as XLA
+    computes it (Mosaic GPU has no ``nextafter``): the neighbour of ``x`` toward ``y``, ``y``
+    where they are equal, the smallest subnormal of ``y``'s sign from a zero, NaN from a NaN.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> float(next_after(jnp.float32(1), jnp.float32(2))) == 1 + 2.0 ** -23
+        True
+    """
+    if not _platform.in_kernel():
+        return lax.nextafter(x, y)
+    x, y = jnp.broadcast_arrays(x, y)
+    dtype = x.dtype
+    ints = jnp.dtype(f"int{dtype.itemsize * 8}")
+    sign_bit = np.array(1 << (dtype.itemsize * 8 - 1), jnp.dtype(f"uint{dtype.itemsize * 8}"))
+    sign = sign_bit.view(ints)
+    x_bits, y_bits = lax.bitcast_convert_type(x, ints), lax.bitcast_convert_type(y, ints)
+    x_abs, y_abs = x_bits & ~sign, y_bits & ~sign
+    zero, one = np.array(0, ints), np.array(1, ints)
+    smaller = (x_abs > y_abs) | ((x_bits & sign) != (y_bits & sign))
+    bits = x_bits + jnp.where(smaller, -one, one)
+    from_zero = jnp.where(y_abs == zero, y_bits, (y_bits & sign) | one)
+    bits = jnp.where(x_abs == zero, from_zero, bits)
+    bits = jnp.where(x == y, y_bits, bits)
+    result = lax.bitcast_convert_type(bits, dtype)
+    return jnp.where((x != x) | (y != y), np.array(np.nan, dtype), result)
+
+
 def _f32(bits: int) -> np.float32:
     return np.array(bits, np.uint32).view(np.float32)[()]
 
@@ -116,7 +169,7 @@ def _exp_f32(x: jax.Array) -> jax.Array:
     # x is finite (or NaN) now; if it is a product (exp(-x**2) in erfc), keep XLA from fusing
     # that product into ``x - n * C1`` below, as it does in scalar code but not in vector code.
     x = rounded(x)
-    n = jnp.floor(rounded(x * _EXP_LOG2E) + f32(0.5))
+    n = floor(rounded(x * _EXP_LOG2E) + f32(0.5))
     n = jnp.where(n < f32(-127), f32(-127), n)
     n = jnp.where(n > f32(127), f32(127), n)
     # n * C1 is exact (n an integer of at most 7 bits, C1 of 9 significant bits), so rounding it

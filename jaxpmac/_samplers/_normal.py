@@ -104,8 +104,8 @@ def _truncated_of_unit(u, lower, upper):
     x = _ndtri.ndtri(cdf_a + _fixed_math.rounded(u * (cdf_b - cdf_a)))
     x = jnp.where(flip, -x, x)
     # Keep inside the open interval (lower, upper) like jax.random.truncated_normal.
-    x = jnp.clip(x, lax.nextafter(lower, jnp.full_like(lower, jnp.inf)),
-                 lax.nextafter(upper, jnp.full_like(upper, -jnp.inf)))
+    x = jnp.clip(x, _fixed_math.next_after(lower, jnp.full_like(lower, jnp.inf)),
+                 _fixed_math.next_after(upper, jnp.full_like(upper, -jnp.inf)))
     # A degenerate interval gives its point; an empty one (only reachable with traced
     # bounds: concrete ones are checked) gives NaN rather than jax.random's -0.
     x = jnp.where(lower == upper, lower, x)

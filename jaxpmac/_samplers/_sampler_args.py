@@ -253,11 +253,12 @@ def _subnormals_to_zero(param, xp):
     return xp.where(subnormal, xp.zeros_like(param), param)
 
 
-def _known_param(value, dtype) -> jax.Array | None:
-    """:func:`real_param` of a value known at trace time, computed in NumPy where that is exact:
-    each of JAX's eager operations would compile a program of its own, once a process, in a
-    process' first draw. None where the conversion to
-    ``dtype`` rounds (XLA's and NumPy's rounding need not agree): the caller's JAX path."""
+def known_real_param(value, *, dtype) -> np.ndarray | None:
+    """:func:`real_param` of a value known at trace time, computed in NumPy where that is exact
+    (a NumPy array), else None (traced, or a conversion to ``dtype`` that rounds: XLA's and
+    NumPy's rounding need not agree; the caller's JAX path)."""
+    if _inputs.is_traced(value):
+        return None
     try:
         # The type jnp.asarray gives it, converted on the host as JAX does.
         as_jax = np.asarray(value, dtype=jnp.result_type(value))
@@ -268,7 +269,14 @@ def _known_param(value, dtype) -> jax.Array | None:
         exact = param.astype(as_jax.dtype)
     if not np.array_equal(exact, as_jax, equal_nan=bool(np.issubdtype(exact.dtype, np.inexact))):
         return None
-    return jax.device_put(_subnormals_to_zero(param, np))
+    return _subnormals_to_zero(param, np)
+
+
+def _known_param(value, dtype) -> jax.Array | None:
+    """:func:`known_real_param` on the device: each of JAX's eager operations would compile a
+    program of its own, once a process, in a process' first draw."""
+    known = known_real_param(value, dtype=dtype)
+    return None if known is None else jax.device_put(known)
 
 
 def kernel_operands(shape: tuple[int, ...], *params):

@@ -108,7 +108,8 @@ def symmetric_unit(word: jax.Array, dtype) -> tuple[jax.Array, jax.Array]:
     ``p = 2**-33`` (float32 computation) or ``2**-65`` (float64).
     """
     word_bits = word.dtype.itemsize * 8
-    upper = (word >> np.array(word_bits - 1, word.dtype)).astype(jnp.bool_)
+    # A comparison, not a conversion to bool: Mosaic GPU has no vector of 1-bit registers.
+    upper = (word >> np.array(word_bits - 1, word.dtype)) != np.array(0, word.dtype)
     k = word & np.array((1 << (word_bits - 1)) - 1, word.dtype)
     p = (k.astype(dtype) + np.array(0.5, dtype)) * np.array(2.0 ** -word_bits, dtype)
     return upper, p

@@ -308,3 +308,42 @@ def test_same_bits_on_every_instruction_set():
     no_fma = [isa for isa in isas if isa in ("SSE4_2", "AVX")]
     if fma and no_fma:
         assert digests[fma[0]]["control"] != digests[no_fma[0]]["control"]
+
+
+# -- floor and nextafter in kernels (Mosaic GPU has neither) ------------------------------------
+def _random_floats(rng, dtype, n):
+    width = np.dtype(dtype).itemsize * 8
+    bits = rng.integers(0, 2 ** 63, size=n, dtype=np.uint64)
+    bits = bits if width == 64 else bits.astype(np.uint32)
+    specials = np.array([0.0, -0.0, 0.5, -0.5, 1.0, -1.5, 2.0 ** 23 - 0.5, -(2.0 ** 52 - 0.5),
+                         2.0 ** 24, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 3e38], dtype)
+    return np.concatenate([bits.view(dtype), specials])
+
+
+def _same_bits(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    unsigned = np.dtype(f"uint{got.dtype.itemsize * 8}")
+    return ((got.view(unsigned) == want.view(unsigned)) | (np.isnan(got) & np.isnan(want))).all()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_floor_in_a_kernel_is_floor_bit_for_bit(dtype):
+    import jaxpmac as jp
+    x = _random_floats(np.random.default_rng(2), dtype, 1 << 16)
+    with jp.force_lowering("kernel"):
+        got = jax.jit(fm.floor)(x)
+    assert _same_bits(got, jax.jit(jnp.floor)(x))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_next_after_in_a_kernel_is_nextafter_bit_for_bit(dtype):
+    import jaxpmac as jp
+    rng = np.random.default_rng(3)
+    x = _random_floats(rng, dtype, 1 << 14)
+    specials = x[-15:]
+    xs = np.concatenate([x, x, x, np.repeat(specials, 15)])
+    ys = np.concatenate([_random_floats(rng, dtype, 1 << 14), np.full_like(x, np.inf),
+                         np.full_like(x, -np.inf), np.tile(specials, 15)])
+    with jp.force_lowering("kernel"):
+        got = jax.jit(fm.next_after)(xs, ys)
+    assert _same_bits(got, jax.jit(jax.lax.nextafter)(xs, ys))
