@@ -44,8 +44,8 @@ class StreamFinding:
     """One way two draws (or one draw, twice) can read the same stream.
 
     Attributes:
-        kind: ``"same stream"`` (two draws of one message, or of one ``jax.random`` key), ``"overlapping offsets"`` (slices of
-            one stream that overlap), ``"same every iteration"`` (a draw in a loop whose state
+        kind: ``"same stream"`` (two draws of one message, or of one ``jax.random`` key),
+            ``"overlapping offsets"`` (slices of one stream that overlap), ``"same every iteration"`` (a draw in a loop whose state
             the loop does not change), ``"same in every vmap lane"`` (a draw under a ``vmap``
             whose state does not vary over its lanes), ``"cannot tell"`` (states that differ
             only in traced words, which may be equal when the program runs).

@@ -1,9 +1,9 @@
 """Kernel draws compiled for accelerators this machine does not have: XLA's TPU compiler
 (libtpu, for a TPU v5e: Mosaic) and its GPU compiler (the CUDA plugin, for an H100 described by
 ``benchmarks/deviceless_h100.pbtxt``: Pallas' Triton lowering and Mosaic GPU's, traced for an
-abstract device of that kind). Each is skipped, with the reason, where its compiler package is not installed
-(``pip install "jax[tpu]"`` or ``"jax[cuda12]"`` gives it; without a GPU the CUDA plugin gives
-its compiler only with ``JAX_PLATFORMS=cpu`` set before jax starts):
+abstract device of that kind). Each is skipped, with the reason, where its compiler package is
+not installed (``pip install "jax[tpu]"`` or ``"jax[cuda12]"`` gives it; without a GPU the CUDA
+plugin gives its compiler only with ``JAX_PLATFORMS=cpu`` set before jax starts):
 
     JAX_PLATFORMS=cpu python -m pytest tests/lowering/test_kernel_draws_deviceless.py
 """
