@@ -45,10 +45,11 @@ class StreamFinding:
 
     Attributes:
         kind: ``"same stream"`` (two draws of one message, or of one ``jax.random`` key),
-            ``"overlapping offsets"`` (slices of one stream that overlap), ``"same every iteration"`` (a draw in a loop whose state
-            the loop does not change), ``"same in every vmap lane"`` (a draw under a ``vmap``
-            whose state does not vary over its lanes), ``"cannot tell"`` (states that differ
-            only in traced words, which may be equal when the program runs).
+            ``"overlapping offsets"`` (slices of one stream that overlap), ``"same every
+            iteration"`` (a draw in a loop whose state or key the loop does not change),
+            ``"same in every vmap lane"`` (a draw under a ``vmap`` whose state does not vary
+            over its lanes), ``"cannot tell"`` (states that differ only in traced words, which
+            may be equal when the program runs).
         first: where the (first) draw is: the user's file and line, or an implicit site.
         second: where the other draw is (None for the one-draw kinds).
         why: the reason, in words.
