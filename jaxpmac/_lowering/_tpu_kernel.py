@@ -272,10 +272,15 @@ def encrypt_block(key, tweak, block, *, rounds: int) -> tuple[w.Pair, ...]:
     return tuple(w.Pair(out[..., 2 * k, 0], out[..., 2 * k + 1, 0]) for k in range(4))
 
 
-def _encrypt_kernel(halves_in, out_ref, *, key, n_tweak: int, rounds: int):
-    words = _words_of_rows(_row_halves(halves_in), (None,) * (n_tweak + 4))
-    out = _threefish.encrypt(key, words[:n_tweak], words[n_tweak:], rounds=rounds)
-    for k, word in enumerate(out):
+def _cipher_of_rows(rows, *, key, n_tweak: int, rounds: int) -> tuple[w.Word, ...]:
+    """The cipher of the tweak and block words whose halves ``rows(k)`` reads (both forms of
+    the hash's primitive: the kernel's, and XLA's)."""
+    words = _words_of_rows(rows, (None,) * (n_tweak + 4))
+    return _threefish.encrypt(key, words[:n_tweak], words[n_tweak:], rounds=rounds)
+
+
+def _encrypt_kernel(halves_in, out_ref, **params):
+    for k, word in enumerate(_cipher_of_rows(_row_halves(halves_in), **params)):
         pair = w.to_pair(word, (1, LANES))
         out_ref[pl.ds(2 * k, 1), :] = pair.hi
         out_ref[pl.ds(2 * k + 1, 1), :] = pair.lo
@@ -309,9 +314,8 @@ def _encrypt_rows(halves, *, key, n_tweak: int, rounds: int):
     other platforms (a lowering forced, as the tests do) this is the kernel's computation
     without Pallas' interpreter, whose compile time every traced-seed draw would pay (the
     kernel's own values: ``tests/lowering/test_tpu_kernel.py``)."""
-    words = _words_of_rows(lambda k: (halves[..., 2 * k, 0], halves[..., 2 * k + 1, 0]),
-                           (None,) * (n_tweak + 4))
-    out = _threefish.encrypt(key, words[:n_tweak], words[n_tweak:], rounds=rounds)
+    out = _cipher_of_rows(lambda k: (halves[..., 2 * k, 0], halves[..., 2 * k + 1, 0]),
+                          key=key, n_tweak=n_tweak, rounds=rounds)
     batch = halves.shape[:-2]
     rows = [jnp.broadcast_to(half[..., None, None], (*batch, 1, LANES))
             for word in out for half in w.to_pair(word, batch)]

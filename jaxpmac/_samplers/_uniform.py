@@ -256,18 +256,10 @@ def uniform(state, shape=(), dtype=None, minval=0.0, maxval=1.0, *, precise=Fals
                          precise=precise)
 
 
-def _bernoulli_thresholds(p):
-    """``u = word * 2**-32 < p`` is decided exactly: ``p * 2**24`` split into whole and
-    fraction parts (both exact), which the word's top 24 and low 8 bits are compared with."""
-    scaled = p * np.array(2.0 ** 24, p.dtype)
-    whole = _fixed_math.floor(scaled)
-    return whole, (scaled - whole) * np.array(256.0, p.dtype)
-
-
 def _bernoulli_of_scalar(state, p: float, *, shape):
     """``bernoulli`` of a concrete scalar ``p`` (subnormals already zero: ``real_param``), as
     one comparison of the word with ``ceil(p * 2**32)``, computed here exactly: for an integer
-    ``word``, ``word * 2**-32 < p`` is the thresholds' decision. Inside a kernel, where Mosaic
+    ``word``, ``word * 2**-32 < p`` is the decision of ``_bernoulli_impl``'s thresholds. Inside a kernel, where Mosaic
     GPU's layout inference did not finish (over 6 minutes) on the thresholds' arithmetic and
     logic."""
     bound = math.ceil(fractions.Fraction(p) * 2 ** 32)
@@ -280,7 +272,11 @@ def _bernoulli_of_scalar(state, p: float, *, shape):
 @partial(jax.jit, static_argnames=("shape",))
 def _bernoulli_impl(state, p, *, shape):
     word = state.stream(math.prod(shape), jnp.uint32).reshape(shape)
-    whole, frac_256 = _bernoulli_thresholds(p)
+    # u = word * 2**-32 < p, decided exactly: split p * 2**24 into whole and fraction parts
+    # (both exact) and compare the word's top 24 and low 8 bits with them.
+    scaled = p * np.array(2.0 ** 24, p.dtype)
+    whole = _fixed_math.floor(scaled)
+    frac_256 = (scaled - whole) * np.array(256.0, p.dtype)
     top = (word >> np.uint32(8)).astype(p.dtype)
     low = (word & np.uint32(0xFF)).astype(p.dtype)
     return (top < whole) | ((top == whole) & (low < frac_256))
@@ -314,10 +310,13 @@ def bernoulli(state, p=0.5, shape=None, mode="low", *, offset=0):
     _sampler_args.check_state(state, name="bernoulli")
     _sampler_args.check_domain("bernoulli", p=p)
     _sampler_args.check_mode(mode, name="bernoulli", modes=("low", "high"))
-    known = _sampler_args.known_real_param(p, dtype=_sampler_args.float_of(p))
+    given = p
     p = _sampler_args.real_param(p, name="bernoulli p", dtype=_sampler_args.float_of(p))
     shape = _sampler_args.output_shape(shape, [p], name="bernoulli")
     offset = _sampler_args.check_offset(offset, name="bernoulli")
-    if _platform.in_kernel() and known is not None and np.unique(known).size == 1:
-        return _bernoulli_of_scalar(hashed(state, offset), float(known.flat[0]), shape=shape)
+    if _platform.in_kernel():
+        known = _sampler_args.known_real_param(given, dtype=p.dtype)
+        if known is not None and np.unique(known).size == 1:
+            return _bernoulli_of_scalar(hashed(state, offset), float(known.flat[0]),
+                                        shape=shape)
     return _bernoulli_impl(hashed(state, offset), p, shape=shape)
