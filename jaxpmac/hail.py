@@ -9,8 +9,8 @@ jdistlib's samplers (``rand_pois``, ``rand_gamma``, ``rand_beta``, ``rand_dirich
 
 **From Hail to a state.** In Hail, ``hl.init(global_seed=G)`` and ``hl.rand_*(..., seed=S)``
 evaluated at uids ``u...`` (for ``hl.utils.range_table(n)`` the row index; inside
-``hl.range(m).map(...)`` the element index, outer loops first; none for a bare ``hl.eval``)
-draw from the state::
+``hl.range(start, stop).map(...)`` the element's value, outer loops first; none for a bare
+``hl.eval``) draw from the state::
 
     jp.key(G).split(*u).split_static(-S - 1)
 
@@ -542,23 +542,31 @@ def rand_cat(state, prob) -> jax.Array:
 
 
 @sampler(prefix="hail_")
-def shuffle(state, a) -> jax.Array:
+def shuffle(state, a, *, uids=None) -> jax.Array:
     """Hail's ``hl.shuffle(a)``: ``a`` permuted, sorted by one uniform key per element.
 
     As Hail's Python (``sorted(a, key=lambda _: hl.rand_unif(0, 1))``): element ``j``'s key is
-    :func:`rand_unif` drawn at ``state.split(j)`` (Hail's map over the array appends the
-    element's index to the message). Hail's ``shuffle`` ignores ``seed=``: its state's static
-    word is an automatic uid (see the module docstring). The keys are compared as float64 bit
-    patterns, exactly in both x64 modes; the sort is stable (equal keys -- probability about
-    ``n**2 / 2**54`` -- keep index order; Hail's order for ties was not checked).
+    :func:`rand_unif` drawn at ``state.split(uids[j])``, where ``uids[j]`` is the word Hail's
+    map over the array appends to the message for that element. Hail's ``shuffle`` ignores
+    ``seed=``: its state's static word is an automatic uid (see the module docstring). The keys
+    are compared as float64 bit patterns, exactly in both x64 modes; the sort is stable (equal
+    keys -- probability about ``n**2 / 2**54`` -- keep index order; Hail's order for ties was
+    not checked).
 
-    Hail's ``hl.shuffle(hl.range(start, stop))`` appends each element's *value*
-    ``start + j``, not its index: this function reproduces it for ``start == 0`` only.
+    Which word Hail appends depends on how the array was built: an array literal or any
+    stored array gives each element its index (the default, ``uids=None``); ``hl.range(start,
+    stop, step)`` gives each element its own *value*, so ``hl.shuffle(hl.range(3, 9))`` is
+    ``shuffle(s, a, uids=a)`` with ``a = jnp.arange(3, 9)``; a ``filter`` or ``map`` keeps the
+    words of the elements it came from.
 
     Args:
         state: an :class:`~jaxpmac.RNGState`.
         a: the array to permute: a sequence of numbers or a 1-D array of any dtype (its length
             is static).
+        uids: keyword-only; ``None`` (each element's index) or one message word per element
+            of ``a``: a sequence of Python ints in ``[-2**63, 2**64)`` or a 1-D integer array
+            (traced or not) of ``a``'s length. Signed values sign-extend to 64 bits, as in
+            :meth:`~jaxpmac.RNGState.split`.
 
     Returns:
         ``a`` (as an array, its own dtype) permuted.
@@ -569,6 +577,9 @@ def shuffle(state, a) -> jax.Array:
         >>> s = jp.key(-3).split(14, 18).split_static(2)   # automatic static uid 2
         >>> print(hail.shuffle(s, [0, 1, 2, 3, 4]).tolist())
         [4, 0, 3, 2, 1]
+        >>> r = jnp.arange(3, 8)                            # hl.shuffle(hl.range(3, 8))
+        >>> print(hail.shuffle(s, r, uids=r).tolist())
+        [4, 7, 3, 6, 5]
     """
     check_state(state, name="shuffle")
     if isinstance(a, (list, tuple)):
@@ -584,29 +595,86 @@ def shuffle(state, a) -> jax.Array:
         raise ValueError(f"shuffle a accepts a sequence of numbers or a 1-D array, but was "
                          f"given {_inputs.describe(a)}")
     a = jnp.asarray(a)
+    uids = _check_uids(uids, length=a.shape[0])
     if a.shape[0] == 0:
         return a
-    return engine.sort_by_keys(a, _shuffle_keys(state, a.shape[0]))
+    return engine.sort_by_keys(a, _shuffle_keys(state, uids))
 
 
-def _shuffle_keys(state, n: int) -> w.Pair:
-    """Bits of ``rand_unif`` at ``state.split(j)`` for ``j < n``, as ``(n,)`` arrays.
+UIDS_ACCEPTS = ("None (each element's index) or one word per element of a: a sequence of "
+                "Python ints in [-2**63, 2**64) or a 1-D integer array (traced or not) of a's "
+                "length ({length})")
 
-    A concrete state's messages are hashed at trace time (in Python: no program per message
-    length); a traced one's in the program, vmapped over ``j``.
+
+def _check_uids(uids, *, length: int):
+    """``shuffle``'s ``uids``: the index words ``0 .. length - 1`` (Python ints) for ``None``,
+    else the argument checked: a list of Python ints (64-bit words) for a concrete one, the
+    1-D integer array itself for a traced one."""
+    if uids is None:
+        return list(range(length))
+    accepts = UIDS_ACCEPTS.format(length=length)
+    if isinstance(uids, (list, tuple)):
+        if not all(isinstance(u, (int, np.integer)) and not isinstance(u, (bool, np.bool_))
+                   for u in uids):
+            raise TypeError(f"shuffle uids accepts {accepts}, but was given "
+                            f"{_inputs.describe(uids)}")
+        words = [_inputs.int_word(int(u), name="shuffle uids") for u in uids]
+    elif isinstance(uids, (jax.Array, np.ndarray)):
+        if np.ndim(uids) != 1:
+            raise ValueError(f"shuffle uids accepts {accepts}, but was given "
+                             f"{_inputs.describe(uids)}")
+        words = _inputs.words_of(uids, name="shuffle uids", allow_vector=True, accepts=accepts)
+        if any(not w.is_static(word) for word in words):
+            if len(words) != length:
+                raise ValueError(f"shuffle uids accepts {accepts}, but was given "
+                                 f"{_inputs.describe(uids)}")
+            return uids
+    else:
+        raise TypeError(f"shuffle uids accepts {accepts}, but was given "
+                        f"{_inputs.describe(uids)}")
+    if len(words) != length:
+        raise ValueError(f"shuffle uids accepts {accepts}, but was given "
+                         f"{_inputs.describe(uids)}")
+    return words
+
+
+def _shuffle_keys(state, uids) -> w.Pair:
+    """Bits of ``rand_unif`` at ``state.split(u)`` for each ``u`` in ``uids``, as ``(n,)``
+    arrays.
+
+    ``uids``: Python ints (64-bit words) or a traced 1-D integer array. A concrete state with
+    concrete words is hashed at trace time (in Python: no program per message length); else
+    the hash is in the program, vmapped over the words.
     """
-    if state.is_static:
-        hashes = [engine.state_hash(state.split(j)) for j in range(n)]
+    if isinstance(uids, list) and state.is_static:
+        hashes = [engine.state_hash(state.split(u)) for u in uids]
         h = tuple(w.Pair(jnp.stack([jnp.asarray(hj[k].hi, jnp.uint32) for _, hj in hashes]),
                          jnp.stack([jnp.asarray(hj[k].lo, jnp.uint32) for _, hj in hashes]))
                   for k in range(len(hashes[0][1])))
         return engine.uniform_key_bits(h, final_tweak=hashes[0][0])
 
-    def key(j):
-        final_tweak, h = engine.state_hash(state.split(j))
+    def key(u):
+        final_tweak, h = engine.state_hash(state.split(u))
         return engine.uniform_key_bits(h, final_tweak=final_tweak)
 
-    return jax.vmap(key)(jnp.arange(n, dtype=jnp.int32))
+    if isinstance(uids, list):
+        array = _word_array(uids)
+        if array is None:   # 64-bit words without x64: one hash per word in the program
+            return jax.tree.map(lambda *parts: jnp.stack(parts), *(key(u) for u in uids))
+        uids = array
+    return jax.vmap(key)(uids)
+
+
+def _word_array(words: list):
+    """64-bit words as an integer array that sign-extends back to them: int32 where they all
+    are sign-extended 32-bit values (indices, ``hl.range`` values), int64 with x64 on; ``None``
+    where neither holds."""
+    signed = [u - (1 << 64) if u >> 63 else u for u in words]
+    if all(INT32_RANGE[0] <= u <= INT32_MAX for u in signed):
+        return jnp.asarray(np.array(signed, np.int32))
+    if w.x64_enabled():
+        return jnp.asarray(np.array(signed, np.int64))
+    return None
 
 
 # jdistlib-based functions

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import operator
 import struct
-from typing import Iterable, Sequence
+from typing import Iterable, Optional, Sequence
 
 __all__ = [
     "MASK64",
@@ -652,10 +652,12 @@ def hail_rand_cat(nonce, static_words: Sequence, dynamic_words: Sequence,
 
 
 def hail_shuffle(nonce, static_words: Sequence, dynamic_words: Sequence,
-                 a: Sequence) -> list:
-    """Hail's shuffle(a): sorted by keys rand_unif(0, 1) drawn at message + [j] for element j
-    (ties, probability about n**2 / 2**54, kept in index order)."""
-    keys = [_hail_unit_uniform(stream_block(nonce, static_words, list(dynamic_words) + [j], 0))
-            for j in range(len(a))]
+                 a: Sequence, uids: Optional[Sequence] = None) -> list:
+    """Hail's shuffle(a): sorted by keys rand_unif(0, 1) drawn at message + [uids[j]] for
+    element j, uids[j] = j by default (hl.range's elements: their values); ties, probability
+    about n**2 / 2**54, kept in index order."""
+    uids = range(len(a)) if uids is None else [u % 2**64 for u in uids]
+    keys = [_hail_unit_uniform(stream_block(nonce, static_words, list(dynamic_words) + [u], 0))
+            for u in uids]
     order = sorted(range(len(a)), key=lambda j: keys[j])
     return [a[j] for j in order]

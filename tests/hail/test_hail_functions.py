@@ -265,6 +265,44 @@ def test_shuffle_matches_oracle(global_seed, static_uid, message, a):
     assert hail.shuffle(state, jnp.asarray(a, jnp.float32)).tolist() == expected
 
 
+@property_settings(6)
+@given(global_seed=words, static_uid=words, message=messages,
+       start=st.one_of(st.integers(-50, 50), st.integers(-2**63, 2**64 - 10)),
+       n=st.integers(1, 9))
+def test_shuffle_with_uids_matches_oracle(global_seed, static_uid, message, start, n):
+    """``uids=``: ``hl.shuffle(hl.range(start, start + n))`` keys element j at its value."""
+    state = jp.key(global_seed).split(*message).split_static(static_uid)
+    a = list(range(n))
+    uids = [start + j for j in range(n)]
+    expected = ro.hail_shuffle(*oracle_args(global_seed, static_uid, message), a, uids)
+    assert hail.shuffle(state, a, uids=uids).tolist() == expected
+    in_int32 = all(-2**31 <= u < 2**31 for u in uids)
+    if in_int32:
+        traced = jax.jit(lambda s, u: hail.shuffle(s, jnp.asarray(a), uids=u))
+        assert traced(state, jnp.asarray(uids, jnp.int32)).tolist() == expected
+    traced_state = jax.jit(lambda s: hail.shuffle(s, jnp.asarray(a), uids=uids))
+    assert traced_state(state).tolist() == expected
+
+
+def test_shuffle_of_a_range_as_hail_documents_it():
+    """The docstring's ``hl.shuffle(hl.range(3, 8))``, and the default uids are the indices."""
+    s = jp.key(-3).split(14, 18).split_static(2)
+    r = jnp.arange(3, 8)
+    expected = ro.hail_shuffle(*oracle_args(-3, 2, [14, 18]), list(range(3, 8)),
+                               list(range(3, 8)))
+    assert hail.shuffle(s, r, uids=r).tolist() == expected
+    assert (hail.shuffle(s, r, uids=jnp.arange(5)).tolist()
+            == hail.shuffle(s, r).tolist())
+    lanes = jax.vmap(lambda i: hail.shuffle(s.split(i), r, uids=r))(jnp.arange(3))
+    for i in range(3):
+        assert lanes[i].tolist() == hail.shuffle(s.split(i), r, uids=r).tolist()
+    with jax.enable_x64(True):
+        big = [2**40 + j for j in range(5)]
+        expected = ro.hail_shuffle(*oracle_args(-3, 2, [14, 18]), list(range(5)), big)
+        assert jax.jit(lambda u: hail.shuffle(s, jnp.arange(5), uids=u))(
+            jnp.asarray(big)).tolist() == expected
+
+
 @pytest.mark.slow
 @property_settings(60)
 @given(global_seed=words, seed=seeds, message=messages, lower=REALS, width=st.floats(0, 1e3),
@@ -398,6 +436,7 @@ STATE = jp.key(0).split_static(-1)
      r"rand_norm2d cov accepts .*\[1.0, 0.0\]"),
     (lambda: hail.shuffle(STATE, jnp.ones((2, 2))), ValueError, r"shuffle a accepts"),
     (lambda: hail.shuffle(STATE, 5), TypeError, r"shuffle a accepts"),
+    (lambda: hail.shuffle(STATE, [1, 2], uids=[0.5, 1]), TypeError, r"shuffle uids accepts"),
     (lambda: hail.rand_int64(STATE, 5), TypeError, r"jax_enable_x64"),
 ])
 def test_bad_input_is_named(call, error, match):

@@ -684,7 +684,17 @@ ROWS = [
            ("scalar a", "hail.shuffle(S, 5)", TypeError,
             "shuffle a accepts a sequence of numbers or a 1-D array, but was given int 5"),
            ("2-D a", "hail.shuffle(S, np.ones((2, 2)))", ValueError,
-            "but was given array of dtype float64 and shape (2, 2)")),
+            "but was given array of dtype float64 and shape (2, 2)"),
+           ("uids of another length", "hail.shuffle(S, [1, 2], uids=[0])", ValueError,
+            "shuffle uids accepts None (each element's index) or one word per element of a: a "
+            "sequence of Python ints in [-2**63, 2**64) or a 1-D integer array (traced or not) "
+            "of a's length (2), but was given list [0]"),
+           ("float uids", "hail.shuffle(S, [1, 2], uids=np.ones(2))", TypeError,
+            "but was given array of dtype float64 and shape (2,)"),
+           ("2-D uids", "hail.shuffle(S, [1, 2], uids=np.ones((2, 1), int))", ValueError,
+            "but was given array of dtype int64 and shape (2, 1)"),
+           ("uid out of range", "hail.shuffle(S, [1, 2], uids=[0, 2**64])", ValueError,
+            "shuffle uids must be")),
     # jdistlib's samplers: x64 first (their domain errors, with x64 on, are in
     # tests/hail/test_hail_distributions.py).
     *_rows("hail.rand_pois",
