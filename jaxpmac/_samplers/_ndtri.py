@@ -113,33 +113,64 @@ def normal_of_word(word: jax.Array, dtype) -> jax.Array:
     return jnp.where(upper, -lower_tail, lower_tail)
 
 
-def ndtri(p: jax.Array) -> jax.Array:
+def ndtri(p: jax.Array, *, within: tuple[float, float] | None = None) -> jax.Array:
     """The inverse of the standard normal CDF on ``[0, 1]`` (``-inf`` at 0, ``inf`` at 1), by
     the algorithm of jax 0.10.2's ``jax.scipy.special.ndtri``, every product rounded on its own: the
     lower of ``p`` and ``1 - p`` (for ``p > 1 - exp(-2)``) goes through the central
     (``> exp(-2)``), tail or far-tail (``z >= 8``) approximation, and the sign is restored.
 
+    ``within``: static bounds ``(lo, hi)`` of every ``p`` (not checked: the caller's
+    construction guarantees them, to within a few ulp). Only the branches that some ``p`` in
+    that range takes are traced, so a kernel that knows its range is smaller; the values are
+    the same, since the branches left out are those no element selects (each test below keeps
+    a margin far wider than an ulp).
+
     Example:
         >>> import jax.numpy as jnp
         >>> [round(float(v), 6) for v in ndtri(jnp.array([0.025, 0.5, 0.975]))]
         [-1.959964, 0.0, 1.959964]
+        >>> p = jnp.array([0.2, 0.5, 0.7], jnp.float32)
+        >>> bool((ndtri(p, within=(0.2, 0.7)) == ndtri(p)).all())
+        True
     """
     dtype = p.dtype.type
+    lo, hi = (0.0, 1.0) if within is None else (float(within[0]), float(within[1]))
+    eps = float(jnp.finfo(p.dtype).eps)
+    complement_above = dtype(-np.expm1(-2.0))
+    # Which branches some p in [lo, hi] takes, each decided with a wide margin.
+    # p == 0 or p == 1 (a subnormal p is 0 where the platform flushes it)
+    ends = lo < float(jnp.finfo(p.dtype).tiny) or hi >= 1.0 - 4 * eps
+    needs_complement = hi > 0.99 * float(complement_above)
+    centre_taken = hi > 0.99 * CENTRE_BELOW and lo < 1.01 * float(complement_above)
+    tail_taken = lo < 1.01 * CENTRE_BELOW or hi > 0.99 * float(complement_above)
+    far_tail_taken = min(lo, 1.0 - hi) < 4 * FAR_TAIL_BELOW
     polynomial = _fixed_math.horner
-    complement = jnp.where(p > dtype(-np.expm1(-2.0)), dtype(1) - p, p)
+    complement = jnp.where(p > complement_above, dtype(1) - p, p) if needs_complement else p
     # 0 (p = 0 or 1) is replaced by any harmless value; those elements are set at the end.
-    q = jnp.where(complement == dtype(0), dtype(0.5), complement)
-    w = q - dtype(0.5)
-    ww = lax.square(w)
-    centre = w + _fixed_math.rounded(
-        w * ww * divide(polynomial(CENTRE_P, ww), polynomial(CENTRE_Q, ww)))
-    centre = centre * -dtype(np.sqrt(2.0 * np.pi))
-    z, first_term = _tail_terms(q)
-    far_tail = first_term - _tail_ratio(FAR_TAIL_P, FAR_TAIL_Q, z)
-    tail = first_term - _tail_ratio(TAIL_P, TAIL_Q, z)
-    x = jnp.where(q > dtype(CENTRE_BELOW), centre,
-                  jnp.where(z >= dtype(8.0), far_tail, tail))
+    q = jnp.where(complement == dtype(0), dtype(0.5), complement) if ends else complement
+    if not (needs_complement or ends):
+        # Where neither select above is traced, ``q - 1/2`` would meet the sum that made ``p``,
+        # and XLA's simplifier can reassociate ``(c + r) - 1/2`` for a constant ``c``.
+        q = _fixed_math.rounded(q)
+    if centre_taken:
+        w = q - dtype(0.5)
+        ww = lax.square(w)
+        centre = w + _fixed_math.rounded(
+            w * ww * divide(polynomial(CENTRE_P, ww), polynomial(CENTRE_Q, ww)))
+        centre = centre * -dtype(np.sqrt(2.0 * np.pi))
+    if tail_taken:
+        z, first_term = _tail_terms(q)
+        tail = first_term - _tail_ratio(TAIL_P, TAIL_Q, z)
+        if far_tail_taken:
+            far_tail = first_term - _tail_ratio(FAR_TAIL_P, FAR_TAIL_Q, z)
+            tail = jnp.where(z >= dtype(8.0), far_tail, tail)
+    if centre_taken and tail_taken:
+        x = jnp.where(q > dtype(CENTRE_BELOW), centre, tail)
+    else:
+        x = centre if centre_taken else tail
     x = jnp.where(p > dtype(1.0 - np.exp(-2.0)), x, -x)
+    if not ends:
+        return x
     infinity = jnp.full_like(p, np.inf)
     return jnp.where(p == dtype(0), -infinity, jnp.where(p == dtype(1), infinity, x))
 

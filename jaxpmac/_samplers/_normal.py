@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxpmac._lowering import _platform
 from jaxpmac._message import _inputs
 from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _gradients
@@ -189,8 +190,43 @@ def truncated_normal(state, lower, upper, shape=None, dtype=None, *, offset=0):
         "truncated_normal", state, dtype, shape, {"lower": lower, "upper": upper})
     _check_concrete_bounds(lower_given, upper_given, _unit.compute_dtype(dtype))
     offset = _sampler_args.check_offset(offset, name="truncated_normal")
+    if _platform.in_kernel():
+        cdtype = _unit.compute_dtype(dtype)
+        known = [_sampler_args.known_real_param(bound, dtype=cdtype)
+                 for bound in (lower_given, upper_given)]
+        if all(k is not None and np.unique(k).size == 1 for k in known):
+            return _truncated_normal_of_scalars(hashed(state, offset), known[0].flat[0],
+                                                known[1].flat[0], shape=shape, dtype=dtype)
     lower, upper = _sampler_args.kernel_operands(shape, lower, upper)
     return _truncated_normal_impl(hashed(state, offset), lower, upper, shape=shape, dtype=dtype)
+
+
+def _truncated_normal_of_scalars(state, lower, upper, *, shape, dtype):
+    """:func:`_truncated_normal_impl` for concrete scalar bounds (numpy scalars of the
+    computation dtype), inside a kernel: what depends on the bounds alone (the mirror choice,
+    ``Phi`` of both, the clip points) is computed here, op by op with the same functions, so
+    the kernel computes only ``ndtri`` of each element's position, with the branches that
+    positions in ``[Phi(a), Phi(b)]`` take. Bit for bit the values of
+    :func:`_truncated_of_unit` (op by op and compiled agree, ``docs/disable_jit.md``); Mosaic
+    GPU's layout inference did not finish on the whole program (a RecursionError, and over
+    six minutes with a higher limit)."""
+    cdtype = lower.dtype
+    with _platform.evaluated_now():
+        flip = bool(lower > 0)
+        a, b = (-upper, -lower) if flip else (lower, upper)
+        cdf_a, cdf_b = (np.asarray(_ndtri.ndtr(jnp.asarray(x))) for x in (a, b))
+        width = np.asarray(cdf_b - cdf_a)
+        low_clip, high_clip = (np.asarray(_fixed_math.next_after(jnp.asarray(x), jnp.asarray(y)))
+                               for x, y in ((lower, cdtype.type(np.inf)),
+                                            (upper, cdtype.type(-np.inf))))
+    if lower == upper:      # a degenerate interval gives its point
+        return jnp.full(shape, lower, dtype)
+    u = _unit.open_unit(_unit.words(state, math.prod(shape), 1, dtype)[:, 0], cdtype)
+    # p lies in [cdf_a, cdf_b] (to within an ulp): ndtri traces only the branches it takes.
+    x = _ndtri.ndtri(cdf_a + _fixed_math.rounded(u.reshape(shape) * width),
+                     within=(float(cdf_a), float(cdf_b)))
+    x = -x if flip else x
+    return jnp.clip(x, low_clip, high_clip).astype(dtype)
 
 
 _FACTOR_METHODS = ("cholesky", "eigh", "svd")

@@ -112,6 +112,18 @@ def test_lowered_for_a_tpu_a_kernel_draw_is_one_mosaic_call(name):
     assert lowered.count("tpu_custom_call") == 1
 
 
+@pytest.mark.parametrize("lower, upper", [(0.5, 3.0), (-2.0, -0.5), (1.0, 1.0), (-np.inf, 0.3),
+                                          (0.0, 1e-3)])
+def test_truncated_normal_of_known_bounds_in_a_kernel_equals_the_draw_outside(lower, upper):
+    # Inside a kernel, concrete scalar bounds are prepared on the host and ndtri traces only the
+    # branches of [Phi(a), Phi(b)]: a mirrored interval, one below 0 (no complement), a point,
+    # an infinite bound (p can be 0) and one next to 0.
+    def draw(i):
+        return jp.truncated_normal(STATE.split(i), lower, upper, TILE)
+    got = jax.jit(_kernel_call(draw, interpret=True))()
+    np.testing.assert_array_equal(got, _outside(draw))
+
+
 @pytest.mark.parametrize("name", ["bits", "normal"])
 def test_outside_a_kernel_the_kernel_lowering_gives_the_same_values(name):
     # XLA's CPU compiler takes ~10 s a sampler for this unrolled form; two show it.

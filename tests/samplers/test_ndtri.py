@@ -231,3 +231,29 @@ def test_normal_is_signed_ndtri_of_its_words():
 
     np.testing.assert_array_equal(np.asarray(jp.normal(state, (n,), jnp.float32)),
                                   np.asarray(with_full_ndtri(state)))
+
+
+RANGE_EDGES = (0.0, 1e-40, 1e-20, float(np.exp(-32)), 1e-10, 0.01, float(np.exp(-2)), 0.2, 0.5,
+               0.8, float(-np.expm1(-2)), 0.99, 1 - 1e-7, 1.0)
+# One edge in each of the regions whose branches differ (each range compiles a program).
+FEW_RANGE_EDGES = (0.0, 1e-40, 1e-20, 0.01, 0.2, 0.5, 0.99, 1 - 1e-7, 1.0)
+
+
+@pytest.mark.parametrize("dtype, edges", [
+    (np.float32, FEW_RANGE_EDGES),
+    pytest.param(np.float32, RANGE_EDGES, marks=pytest.mark.slow),
+    pytest.param(np.float64, RANGE_EDGES, marks=pytest.mark.slow)])
+def test_ndtri_within_a_range_equals_ndtri(dtype, edges):
+    """``ndtri(p, within=(lo, hi))`` traces fewer branches and gives ``ndtri``'s values, at the
+    ranges' ends, next to them and inside, for every pair of edges (subnormal ends included)."""
+    rng = np.random.default_rng(0)
+    with jax.enable_x64(dtype == np.float64):
+        for lo_edge in edges:
+            for hi_edge in (e for e in edges if e >= lo_edge):
+                lo, hi = dtype(lo_edge), dtype(hi_edge)
+                p = np.concatenate([rng.uniform(lo, hi, 2000), np.linspace(lo, hi, 500),
+                                    [lo, hi], np.nextafter(np.array([lo, hi], dtype), 0.5)])
+                p = jnp.asarray(np.clip(p.astype(dtype), lo, hi))
+                ranged = jax.jit(lambda p: _ndtri.ndtri(p, within=(float(lo), float(hi))))(p)
+                np.testing.assert_array_equal(ranged, jax.jit(_ndtri.ndtri)(p),
+                                              err_msg=f"range [{lo}, {hi}]")
