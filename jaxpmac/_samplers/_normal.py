@@ -201,6 +201,17 @@ def truncated_normal(state, lower, upper, shape=None, dtype=None, *, offset=0):
     return _truncated_normal_impl(hashed(state, offset), lower, upper, shape=shape, dtype=dtype)
 
 
+@partial(jax.jit, static_argnames=("flip",))
+def _bound_terms(lower, upper, *, flip: bool):
+    """What :func:`_truncated_of_unit` computes of the bounds alone: ``Phi`` of the (mirrored)
+    bounds, their difference and the clip points, as one program."""
+    a, b = (-upper, -lower) if flip else (lower, upper)
+    cdf_a, cdf_b = _ndtri.ndtr(a), _ndtri.ndtr(b)
+    return (cdf_a, cdf_b, cdf_b - cdf_a,
+            _fixed_math.next_after(lower, jnp.full_like(lower, jnp.inf)),
+            _fixed_math.next_after(upper, jnp.full_like(upper, -jnp.inf)))
+
+
 def _truncated_normal_of_scalars(state, lower, upper, *, shape, dtype):
     """:func:`_truncated_normal_impl` for concrete scalar bounds (numpy scalars of the
     computation dtype), inside a kernel: what depends on the bounds alone (the mirror choice,
@@ -210,18 +221,13 @@ def _truncated_normal_of_scalars(state, lower, upper, *, shape, dtype):
     :func:`_truncated_of_unit` (op by op and compiled agree, ``docs/disable_jit.md``); Mosaic
     GPU's layout inference did not finish on the whole program (a RecursionError, and over
     six minutes with a higher limit)."""
-    cdtype = lower.dtype
+    flip = bool(lower > 0)
     with _platform.evaluated_now():
-        flip = bool(lower > 0)
-        a, b = (-upper, -lower) if flip else (lower, upper)
-        cdf_a, cdf_b = (np.asarray(_ndtri.ndtr(jnp.asarray(x))) for x in (a, b))
-        width = np.asarray(cdf_b - cdf_a)
-        low_clip, high_clip = (np.asarray(_fixed_math.next_after(jnp.asarray(x), jnp.asarray(y)))
-                               for x, y in ((lower, cdtype.type(np.inf)),
-                                            (upper, cdtype.type(-np.inf))))
+        cdf_a, cdf_b, width, low_clip, high_clip = (
+            np.asarray(x) for x in _bound_terms(lower, upper, flip=flip))
     if lower == upper:      # a degenerate interval gives its point
         return jnp.full(shape, lower, dtype)
-    u = _unit.open_unit(_unit.words(state, math.prod(shape), 1, dtype)[:, 0], cdtype)
+    u = _unit.open_unit(_unit.words(state, math.prod(shape), 1, dtype)[:, 0], lower.dtype)
     # p lies in [cdf_a, cdf_b] (to within an ulp): ndtri traces only the branches it takes.
     x = _ndtri.ndtri(cdf_a + _fixed_math.rounded(u.reshape(shape) * width),
                      within=(float(cdf_a), float(cdf_b)))
