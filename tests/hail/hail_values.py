@@ -28,6 +28,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import tempfile
 from collections import defaultdict
 
 #: (function, Hail's keyword arguments, seed=): the cases drawn at every message.
@@ -57,9 +59,10 @@ def generate(n: int, global_seeds, out: str) -> None:
     import hail as hl                                   # only this command needs Hail
 
     records = []
+    log = os.path.join(tempfile.mkdtemp(prefix="hail-values-"), "hail.log")
     for global_seed in global_seeds:
         hl.stop()
-        hl.init(global_seed=global_seed, quiet=True, master="local[2]")
+        hl.init(global_seed=global_seed, quiet=True, master="local[2]", log=log)
         start = -(n // 2) if global_seed < 0 else 0     # negative words too
         for fn, params, seed in CASES:
             def draw():
