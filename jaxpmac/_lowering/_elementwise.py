@@ -91,7 +91,8 @@ def _part(word: w.Word, part: jax.Array, bits: int, dtype) -> jax.Array:
 
 
 def stream_window(h, final_tweak, first_block, skip, *, shape: tuple[int, ...], dtype,
-                  wide: bool, whole_blocks: bool = False, stride: int = 1) -> jax.Array:
+                  wide: bool, whole_blocks: bool = False, stride: int = 1,
+                  halves: bool = False) -> jax.Array:
     """Stream elements ``skip .. skip + prod(shape) - 1`` counted from block ``first_block``,
     in ``shape`` (row-major), of the hash ``(final_tweak, h)``; with ``stride``, every
     ``stride``-th element from ``skip`` instead.
@@ -101,7 +102,8 @@ def stream_window(h, final_tweak, first_block, skip, *, shape: tuple[int, ...], 
     on). ``wide``: the cipher runs on ``uint64`` words (x64 is enabled for them here), else on
     ``Pair``s; the bits are the same. ``whole_blocks`` (with ``wide``): one cipher per block
     of the stream (:func:`_from_words`), for a window whose words are not mapped where they are
-    made (a mapped one stays fused into its map, a cipher per element's block).
+    made (a mapped one stays fused into its map, a cipher per element's block). ``halves``
+    (``dtype`` uint64, ``wide`` False): the words as a pair ``(low, high)`` of uint32 arrays.
     """
     dtype = jnp.dtype(dtype)
     bits = dtype.itemsize * 8
@@ -125,6 +127,8 @@ def stream_window(h, final_tweak, first_block, skip, *, shape: tuple[int, ...], 
             words = [w.to_pair(x, shape) for x in words]
             chosen = w.Pair(_select(index, [x.hi for x in words]),
                             _select(index, [x.lo for x in words]))
+        if halves:
+            return chosen.lo, chosen.hi
         if bits == WORD_BITS:
             return w.to_u64(chosen)
         return _part(chosen, within & np.uint32(per_word - 1), bits, dtype)

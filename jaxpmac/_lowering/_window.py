@@ -22,12 +22,15 @@ from jaxpmac._lowering._word_maps import map_words, mapped_dtype
 
 def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word, skip,
                   n: int, n_blocks: int, dtype, *, native: bool, word_map=None,
-                  shape: tuple[int, ...] | None = None, stride: int = 1) -> jax.Array:
+                  shape: tuple[int, ...] | None = None, stride: int = 1,
+                  halves: bool = False) -> jax.Array:
     """Stream elements ``skip .. skip + n - 1`` of blocks ``first_block ..``, flat ``[n]``;
     ``shape`` is the shape the caller gives them (default ``[n]``), in which the elementwise
     lowering computes them (a TPU would copy a flat array into a 2-D layout). ``stride``: every
     ``stride``-th element from ``skip`` instead, in the kernel lowering only (a kernel cannot
     slice a contiguous window with a stride; elsewhere that slice is the cheaper form).
+    ``halves`` (kernel lowering only, ``dtype`` uint64): the ``(low, high)`` uint32 halves of
+    each word, a pair of flat arrays (a kernel has no 64-bit type).
 
     Arguments as for :func:`counter_stream`; ``skip`` is a static int or an int32 scalar, and
     the ``n_blocks`` blocks from ``first_block`` must hold the elements.
@@ -95,13 +98,18 @@ def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word,
             *h, final_tweak, first_block, skip = with_dynamic(values, dynamic)
             return _elementwise.stream_window(h, final_tweak, first_block, skip, shape=shape,
                                               dtype=dtype, wide=wide,
-                                              whole_blocks=word_map is None, stride=stride)
-        return elementwise_window
+                                              whole_blocks=word_map is None, stride=stride,
+                                              halves=halves)
+        return elementwise_window if not halves else stream_words
 
-    if stride != 1:
+    if stride != 1 or halves:
         if not in_kernel():
-            raise ValueError("a strided stream window is the kernel lowering's only, but was "
-                             "asked for outside force_lowering('kernel')")
+            raise ValueError("a strided stream window or one of halves is the kernel "
+                             "lowering's only, but was asked for outside "
+                             "force_lowering('kernel')")
+        if halves:
+            return tuple(half.reshape(n) for half in
+                         elementwise(KERNEL_LOWERING)(dynamic_part(values)))
         return elementwise(KERNEL_LOWERING)(dynamic_part(values))
     return by_platform(dynamic_part(values), rolled=rolled,
                        elementwise=elementwise("elementwise"),

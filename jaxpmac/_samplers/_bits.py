@@ -35,10 +35,10 @@ def _offset_blocks(offset, per_block: int):
 
 
 @partial(jax.jit, static_argnames=("final_tweak", "n", "dtype", "native", "static_skip",
-                                   "word_map", "shape", "stride"))
+                                   "word_map", "shape", "stride", "halves"))
 def _stream_impl(h, first_block, dynamic_skip, dynamic_tweak=None, *, final_tweak: int | None,
                  n: int, dtype, native: bool, static_skip: int | None, word_map, shape,
-                 stride: int):
+                 stride: int, halves: bool):
     # The hash and block index arrive as arguments, not constants, so that eager draws from
     # many states share one compiled program; under an outer jit they are constants anyway.
     # A first block of 0 (every draw without an offset) arrives as None and stays the static
@@ -53,7 +53,7 @@ def _stream_impl(h, first_block, dynamic_skip, dynamic_tweak=None, *, final_twea
         first_block = first_block if w.is_static(first_block) else w.to_u64(first_block)
         final_tweak = final_tweak if w.is_static(final_tweak) else w.to_u64(final_tweak)
     per_block = _stream.elements_per_block(dtype)
-    window = dict(native=native, word_map=word_map, shape=shape, stride=stride)
+    window = dict(native=native, word_map=word_map, shape=shape, stride=stride, halves=halves)
     span = (n - 1) * stride + 1                 # stream elements from the first to the last
     if static_skip is not None:
         n_blocks = -(-(static_skip + span) // per_block)
@@ -66,10 +66,11 @@ def _stream_impl(h, first_block, dynamic_skip, dynamic_tweak=None, *, final_twea
 
 def hash_stream(h, final_tweak: w.Word, n: int, dtype, *, offset: w.Word = 0,
                 native: bool | None = None, word_map=None, shape=None,
-                stride: int = 1) -> jax.Array:
+                stride: int = 1, halves: bool = False) -> jax.Array:
     """Stream elements ``offset .. offset + n - 1`` of the message hash ``(final_tweak, h)``,
     flat; ``shape`` is the shape the caller gives them (see ``_window.stream_window``);
-    ``stride``: every ``stride``-th element from ``offset`` (inside kernels only).
+    ``stride``: every ``stride``-th element from ``offset`` (inside kernels only); ``halves``
+    (inside kernels only, ``dtype`` uint64): each word as its ``(low, high)`` uint32 halves.
 
     ``h`` holds four words and ``final_tweak`` is one (static ints or dynamic ``Pair``s: the
     tweak is dynamic only for a state of a traced key); ``offset`` is a static int or a
@@ -88,7 +89,7 @@ def hash_stream(h, final_tweak: w.Word, n: int, dtype, *, offset: w.Word = 0,
                         final_tweak=final_tweak if w.is_static(final_tweak) else None, n=n,
                         dtype=jnp.dtype(dtype), native=native, static_skip=static_skip,
                         word_map=word_map, shape=(n,) if shape is None else tuple(shape),
-                        stride=stride)
+                        stride=stride, halves=halves)
 
 
 def stream(state: RNGState, n: int, dtype, *, offset: w.Word = 0,

@@ -61,13 +61,14 @@ class HashedState:
                                  offset=_elements_of(self.offset, per_element, n),
                                  word_map=word_map, shape=shape)
 
-    def stream_part(self, n: int, dtype, *, per_element: int, part: int) -> jax.Array:
-        """Stream element ``part`` of each of ``n`` output elements that read ``per_element``
-        each: what ``stream(n * per_element, ...).reshape(n, per_element)[:, part]`` holds,
-        without the strided slice, which a kernel cannot take (kernel lowering only)."""
+    def stream_halves(self, n: int, *, per_element: int, part: int) -> tuple:
+        """The low and high uint32 halves of 64-bit stream word ``part`` of each of ``n``
+        output elements that read ``per_element`` words each: 32-bit stream elements ``2 k``
+        and ``2 k + 1`` of that word ``k``, from one cipher per value, without 64-bit types
+        or a strided slice, which a kernel has not (kernel lowering only)."""
         first = w.add(_elements_of(self.offset, per_element, n * per_element), part)
-        return _bits.hash_stream(self.h, self.final_tweak, n, dtype, offset=first,
-                                 stride=per_element)
+        return _bits.hash_stream(self.h, self.final_tweak, n, jnp.uint64, offset=first,
+                                 stride=per_element, halves=True)
 
 
 def _elements_of(offset: w.Word, per_element: int, n: int) -> w.Word:

@@ -88,9 +88,11 @@ def random_limbs(state, n: int, n_limbs: int) -> list:
     """``n_limbs`` uint32 limbs of ``n`` random integers; element ``i`` is 32-bit stream
     elements ``n_limbs*i ..`` (little-endian: its 64-bit stream words, low word first)."""
     if _platform.in_kernel():
-        # A kernel has no strided slice: each limb is a strided window of the stream.
-        return [state.stream_part(n, jnp.uint32, per_element=n_limbs, part=k)
-                for k in range(n_limbs)]
+        # A kernel has no strided slice (nor 64-bit types): each 64-bit word's two limbs come
+        # from one strided window of the word stream, one cipher per value and word.
+        words = n_limbs // 2
+        return [limb for k in range(words)
+                for limb in state.stream_halves(n, per_element=words, part=k)]
     flat = state.stream(n * n_limbs, jnp.uint32, per_element=n_limbs).reshape(n, n_limbs)
     return [flat[:, k] for k in range(n_limbs)]
 
