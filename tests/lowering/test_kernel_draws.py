@@ -112,6 +112,17 @@ def test_lowered_for_a_tpu_a_kernel_draw_is_one_mosaic_call(name):
     assert lowered.count("tpu_custom_call") == 1
 
 
+@pytest.mark.parametrize("dtype, low, high", [
+    (jnp.uint32, 0, 2**32 - 1), (jnp.int32, -2**31, 2**31 - 1), (jnp.int8, -5, 7),
+    (jnp.uint16, 3, 60000)])
+def test_randint_of_each_dtype_in_a_kernel_equals_the_draw_outside(dtype, low, high):
+    # A value's two limbs are the halves of one word of the 64-bit stream (one cipher each).
+    def draw(i):
+        return jp.randint(STATE.split(i), TILE, low, high, dtype)
+    got = jax.jit(_kernel_call(draw, interpret=True))()
+    np.testing.assert_array_equal(got, _outside(draw))
+
+
 @pytest.mark.parametrize("lower, upper", [(0.5, 3.0), (-2.0, -0.5), (1.0, 1.0), (-np.inf, 0.3),
                                           (0.0, 1e-3)])
 def test_truncated_normal_of_known_bounds_in_a_kernel_equals_the_draw_outside(lower, upper):
