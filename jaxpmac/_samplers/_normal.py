@@ -215,12 +215,12 @@ def _bound_terms(lower, upper, *, flip: bool):
 def _truncated_normal_of_scalars(state, lower, upper, *, shape, dtype):
     """:func:`_truncated_normal_impl` for concrete scalar bounds (numpy scalars of the
     computation dtype), inside a kernel: what depends on the bounds alone (the mirror choice,
-    ``Phi`` of both, the clip points) is computed here, op by op with the same functions, so
-    the kernel computes only ``ndtri`` of each element's position, with the branches that
-    positions in ``[Phi(a), Phi(b)]`` take. Bit for bit the values of
-    :func:`_truncated_of_unit` (op by op and compiled agree, ``docs/disable_jit.md``); Mosaic
-    GPU's layout inference did not finish on the whole program (a RecursionError, and over
-    six minutes with a higher limit)."""
+    ``Phi`` of both, the clip points) is computed here while tracing, by :func:`_bound_terms`
+    with the same functions, so the kernel computes only ``ndtri`` of each element's position,
+    with the branches that positions in ``[Phi(a), Phi(b)]`` take. Bit for bit the values of
+    :func:`_truncated_of_unit` (the project's functions give the same values in every program
+    and op by op, ``docs/disable_jit.md``). Smaller kernels on every backend; Mosaic GPU's
+    layout inference did not finish on the whole program (docs/kernels.md)."""
     flip = bool(lower > 0)
     with _platform.evaluated_now():
         cdf_a, cdf_b, width, low_clip, high_clip = (
