@@ -32,6 +32,7 @@ from jax.extend import core as jax_core
 
 from jaxpmac._cipher import _threefish
 from jaxpmac._cipher import _words as w
+from jaxpmac._lowering._platform import kernel_iota
 
 WORD_BITS = 64
 BLOCK_WORDS = 4
@@ -42,7 +43,7 @@ def _linear_index(shape: tuple[int, ...], dtype) -> jax.Array:
     index = jnp.zeros(shape, dtype)
     stride = 1
     for axis in reversed(range(len(shape))):
-        term = lax.broadcasted_iota(dtype, shape, axis)
+        term = kernel_iota(dtype, shape, axis)
         index = index + (term * np.array(stride, dtype) if stride != 1 else term)
         stride *= shape[axis]
     return index

@@ -48,7 +48,14 @@ PLATFORM_LOWERINGS = {"cpu": "rolled", "tpu": "elementwise_pairs"}
 #: kernel cannot hold (no platform choice, no Pallas call of its own, no barrier, the
 #: backend's own division and square root). Never chosen by a platform.
 KERNEL_LOWERING = "kernel"
-FORCIBLE_LOWERINGS = (*LOWERINGS, KERNEL_LOWERING)
+#: The kernel lowering for a Mosaic GPU kernel with lane semantics (``plgpu.kernel(...,
+#: compiler_params=plgpu.CompilerParams(lowering_semantics=plgpu.LoweringSemantics.Lane))``):
+#: the same program, with each ``iota`` given Mosaic GPU's strided layout, which lane
+#: semantics asks of every ``iota``. (Under warpgroup semantics, Mosaic GPU's layout inference
+#: did not finish on ``truncated_normal`` and ``randint``: docs/kernels.md.)
+MOSAIC_GPU_LANE_LOWERING = "mosaic_gpu_lane"
+KERNEL_LOWERINGS = (KERNEL_LOWERING, MOSAIC_GPU_LANE_LOWERING)
+FORCIBLE_LOWERINGS = (*LOWERINGS, *KERNEL_LOWERINGS)
 DEFAULT_LOWERING = "elementwise"
 
 # The forced lowering, a value jax's caches are keyed by (``jax.make_user_context``): a function
@@ -65,7 +72,17 @@ def forced_lowering() -> Optional[str]:
 def in_kernel() -> bool:
     """Whether draws are traced for inside a Pallas kernel body (``force_lowering("kernel")``),
     where only operations the kernel's backend lowers may appear."""
-    return forced_lowering() == KERNEL_LOWERING
+    return forced_lowering() in KERNEL_LOWERINGS
+
+
+def kernel_iota(dtype, shape: tuple[int, ...], dimension: int) -> jax.Array:
+    """``lax.broadcasted_iota``, with Mosaic GPU's strided layout under
+    ``force_lowering("mosaic_gpu_lane")``."""
+    iota = lax.broadcasted_iota(dtype, shape, dimension)
+    if forced_lowering() != MOSAIC_GPU_LANE_LOWERING:
+        return iota
+    from jax.experimental.pallas import mosaic_gpu as plgpu     # only where asked for
+    return plgpu.layout_cast(iota, plgpu.Layout.WG_STRIDED(tuple(shape), vec_size=1))
 
 
 @contextlib.contextmanager
@@ -93,7 +110,8 @@ def force_lowering(name: Optional[str]) -> contextlib.AbstractContextManager:
     Args:
         name: ``"rolled"`` (the CPU lowering), ``"elementwise"`` (the GPU lowering),
             ``"elementwise_pairs"`` (the TPU lowering), ``"kernel"`` (for draws traced inside
-            a Pallas kernel body: docs/kernels.md) or None.
+            a Pallas kernel body: docs/kernels.md), ``"mosaic_gpu_lane"`` (the same, inside a
+            Mosaic GPU kernel with lane semantics) or None.
 
     Example:
         >>> import jax, jaxpmac as jp
@@ -137,6 +155,7 @@ def by_platform(*args, rolled: Callable, elementwise: Callable,
     branches = {"rolled": rolled, "elementwise": elementwise,
                 "elementwise_pairs": elementwise_pairs,
                 KERNEL_LOWERING: kernel or elementwise_pairs}
+    branches[MOSAIC_GPU_LANE_LOWERING] = branches[KERNEL_LOWERING]
     name = forced_lowering()
     if name is not None:
         return branches[name](*args)

@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from jax.experimental import pallas as pl
+from jax.extend import core as jax_core
 
 import jaxpmac as jp
 
@@ -110,6 +111,31 @@ def test_lowered_for_a_tpu_a_kernel_draw_is_one_mosaic_call(name):
     lowered = jax.jit(_kernel_call(draw, interpret=False)).trace().lower(
         lowering_platforms=("tpu",)).as_text()
     assert lowered.count("tpu_custom_call") == 1
+
+
+def _equations(jaxpr) -> list:
+    """Every equation of ``jaxpr`` and the jaxprs inside it, in order: its primitive and the
+    types of its results."""
+    out = []
+    for eqn in jaxpr.eqns:
+        out.append((eqn.primitive.name, tuple(str(v.aval) for v in eqn.outvars)))
+        for sub in jax_core.jaxprs_in_params(eqn.params):
+            out += _equations(getattr(sub, "jaxpr", sub))
+    return out
+
+
+@pytest.mark.parametrize("name", SAMPLERS)
+def test_the_mosaic_gpu_lane_lowering_is_the_kernel_lowering_with_layout_casts(name):
+    # Mosaic GPU's layout cast has no rule outside Mosaic GPU (interpret mode cannot run it),
+    # so the values are checked by construction: the same equations as the kernel lowering,
+    # whose values interpret mode checks, and one layout cast after each iota.
+    def jaxpr_of(lowering):
+        with jp.force_lowering(lowering):
+            return jax.make_jaxpr(lambda: SAMPLERS[name](STATE.split(3)))().jaxpr
+    lane, kernel = _equations(jaxpr_of("mosaic_gpu_lane")), _equations(jaxpr_of("kernel"))
+    casts = [i for i, (primitive, _) in enumerate(lane) if primitive == "layout_cast"]
+    assert casts and all(lane[i - 1][0] == "iota" for i in casts)
+    assert [eqn for eqn in lane if eqn[0] != "layout_cast"] == kernel
 
 
 @pytest.mark.parametrize("dtype, low, high", [

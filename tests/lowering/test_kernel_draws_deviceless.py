@@ -74,24 +74,28 @@ def test_a_kernel_draw_compiles_for_an_h100_with_triton(h100, name, form):
     assert "__gpu$xla.gpu.triton" in compiled.as_text() or "triton" in compiled.as_text()
 
 
-def _mosaic_gpu_kernel(draw):
+def _mosaic_gpu_kernel(draw, *, lanes: bool = False):
     """A Mosaic GPU kernel (``plgpu.kernel``: jax's entry for it, where ``pallas_call`` has no
-    Mosaic GPU lowering) whose block ``i`` of a grid of tiles writes ``draw(i)``."""
+    Mosaic GPU lowering) whose block ``i`` of a grid of tiles writes ``draw(i)``; ``lanes``:
+    with lane semantics and ``force_lowering("mosaic_gpu_lane")``."""
     from jax.experimental.pallas import mosaic_gpu as plgpu
 
     out_dtype = jax.eval_shape(lambda: draw(0)).dtype
 
     def body(out_ref):
         i = jax.lax.axis_index("tile")
-        with jp.force_lowering("kernel"):
+        with jp.force_lowering("mosaic_gpu_lane" if lanes else "kernel"):
             out_ref[pl.ds(i * TILE[0], TILE[0]), :] = draw(i)
 
+    params = (plgpu.CompilerParams(lowering_semantics=plgpu.LoweringSemantics.Lane) if lanes
+              else None)
     return plgpu.kernel(body, out_type=jax.ShapeDtypeStruct((TILES * TILE[0], TILE[1]), out_dtype),
-                        grid=(TILES,), grid_names=("tile",))
+                        grid=(TILES,), grid_names=("tile",), compiler_params=params)
 
 
-# Not yet on Mosaic GPU (docs/kernels.md): truncated_normal (its layout inference exceeds
-# Python's recursion limit) and randint (its compile did not finish in minutes).
+# With warpgroup semantics (Mosaic GPU's default), not truncated_normal (its layout inference
+# exceeds Python's recursion limit) and randint (its compile did not finish in minutes): they
+# compile with lane semantics (below; docs/kernels.md).
 MOSAIC_GPU_SAMPLERS = [name for name in SAMPLERS if name not in ("truncated_normal", "randint")]
 
 
@@ -105,6 +109,24 @@ def test_a_kernel_draw_compiles_for_an_h100_with_mosaic_gpu(h100, name, form):
     abstract = jax.sharding.AbstractMesh((1,), ("x",), abstract_device=jax.sharding.AbstractDevice(
         device_kind=h100.device_kind, num_cores=None, platform="gpu"))
     kernel = jax.jit(_mosaic_gpu_kernel(_draws(name)[form]),
+                     out_shardings=jax.sharding.SingleDeviceSharding(h100))
+    with jax.sharding.use_abstract_mesh(abstract):
+        traced = kernel.trace()
+    compiled = traced.lower(lowering_platforms=("cuda",)).compile()
+    assert "mosaic" in compiled.as_text().lower()
+
+
+@pytest.mark.parametrize("form", ["split", "offset"])
+@pytest.mark.parametrize("name", SAMPLERS)
+def test_a_kernel_draw_compiles_for_an_h100_with_mosaic_gpu_lanes(h100, name, form):
+    # Lane semantics: no layout inference, every sampler (1-10 s each here).
+    try:
+        from jax.experimental.pallas import mosaic_gpu  # noqa: F401
+    except ImportError as error:
+        pytest.skip(f"no Mosaic GPU in jax {jax.__version__} ({error})")
+    abstract = jax.sharding.AbstractMesh((1,), ("x",), abstract_device=jax.sharding.AbstractDevice(
+        device_kind=h100.device_kind, num_cores=None, platform="gpu"))
+    kernel = jax.jit(_mosaic_gpu_kernel(_draws(name)[form], lanes=True),
                      out_shardings=jax.sharding.SingleDeviceSharding(h100))
     with jax.sharding.use_abstract_mesh(abstract):
         traced = kernel.trace()

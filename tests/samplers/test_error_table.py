@@ -769,7 +769,7 @@ ROWS = [
     *_rows("force_lowering",
            ("unknown lowering", 'jp.force_lowering("gpu")', ValueError,
             "force_lowering name accepts one of ('rolled', 'elementwise', 'elementwise_pairs', "
-            "'kernel') or None, but was given 'gpu'")),
+            "'kernel', 'mosaic_gpu_lane') or None, but was given 'gpu'")),
     # -- randomized, draw_sites, jaxpmac.rand ----------------------------------------------
     *_rows("randomized",
            ("not callable", "jp.randomized(3)", TypeError,
