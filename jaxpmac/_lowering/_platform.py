@@ -85,20 +85,6 @@ def kernel_iota(dtype, shape: tuple[int, ...], dimension: int) -> jax.Array:
     return plgpu.layout_cast(iota, plgpu.Layout.WG_STRIDED(tuple(shape), vec_size=1))
 
 
-@contextlib.contextmanager
-def evaluated_now():
-    """Operations on concrete values run now, while a kernel is traced, rather than in the
-    kernel (``jax.ensure_compile_time_eval``), with no abstract mesh in effect: a kernel traced
-    for an abstract device (``jax.sharding.use_abstract_mesh``, as when it is compiled for an
-    accelerator this machine lacks) would otherwise make each of them ask which platform to
-    lower for. The values are those the kernel would compute (op by op and compiled agree)."""
-    with contextlib.ExitStack() as stack:
-        if hasattr(jax.sharding, "use_abstract_mesh"):
-            stack.enter_context(jax.sharding.use_abstract_mesh(jax.sharding.AbstractMesh((), ())))
-        stack.enter_context(jax.ensure_compile_time_eval())
-        yield
-
-
 def force_lowering(name: Optional[str]) -> contextlib.AbstractContextManager:
     """A context in which jaxpmac draws are traced with lowering ``name`` on every platform
     (``None``: each platform's own).

@@ -138,8 +138,9 @@ def ndtri(p: jax.Array, *, within: tuple[float, float] | None = None) -> jax.Arr
     eps = float(jnp.finfo(p.dtype).eps)
     complement_above = dtype(-np.expm1(-2.0))
     # Which branches some p in [lo, hi] takes, each decided with a wide margin.
-    # p == 0 or p == 1 (a subnormal p is 0 where the platform flushes it)
-    ends = lo < float(jnp.finfo(p.dtype).tiny) or hi >= 1.0 - 4 * eps
+    # p == 0 or p == 1: a subnormal p is 0 where the platform flushes it, and so can be a
+    # position just above a small lo, so lo's margin is a whole mantissa of tiny numbers.
+    ends = lo < 4 * float(jnp.finfo(p.dtype).tiny) / eps or hi >= 1.0 - 4 * eps
     needs_complement = hi > 0.99 * float(complement_above)
     centre_taken = hi > 0.99 * CENTRE_BELOW and lo < 1.01 * float(complement_above)
     tail_taken = lo < 1.01 * CENTRE_BELOW or hi > 0.99 * float(complement_above)

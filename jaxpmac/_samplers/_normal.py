@@ -201,38 +201,35 @@ def truncated_normal(state, lower, upper, shape=None, dtype=None, *, offset=0):
     return _truncated_normal_impl(hashed(state, offset), lower, upper, shape=shape, dtype=dtype)
 
 
-@partial(jax.jit, static_argnames=("flip",))
-def _bound_terms(lower, upper, *, flip: bool):
-    """What :func:`_truncated_of_unit` computes of the bounds alone: ``Phi`` of the (mirrored)
-    bounds, their difference and the clip points, as one program."""
+def _position_range(lower: float, upper: float, *, flip: bool) -> tuple[float, float]:
+    """``Phi`` of the (mirrored) bounds in Python floats: the range of the positions ``p`` that
+    :func:`_truncated_normal_of_scalars` gives ``ndtri``, within far less than the margins of
+    ``ndtri``'s ``within``."""
     a, b = (-upper, -lower) if flip else (lower, upper)
-    cdf_a, cdf_b = _ndtri.ndtr(a), _ndtri.ndtr(b)
-    return (cdf_a, cdf_b, cdf_b - cdf_a,
-            _fixed_math.next_after(lower, jnp.full_like(lower, jnp.inf)),
-            _fixed_math.next_after(upper, jnp.full_like(upper, -jnp.inf)))
+    return tuple(0.5 * math.erfc(-x / math.sqrt(2.0)) for x in (a, b))
 
 
 def _truncated_normal_of_scalars(state, lower, upper, *, shape, dtype):
     """:func:`_truncated_normal_impl` for concrete scalar bounds (numpy scalars of the
-    computation dtype), inside a kernel: what depends on the bounds alone (the mirror choice,
-    ``Phi`` of both, the clip points) is computed here while tracing, by :func:`_bound_terms`
-    with the same functions, so the kernel computes only ``ndtri`` of each element's position,
-    with the branches that positions in ``[Phi(a), Phi(b)]`` take. Bit for bit the values of
-    :func:`_truncated_of_unit` (the project's functions give the same values in every program
-    and op by op, ``docs/disable_jit.md``). Smaller kernels on every backend; Mosaic GPU's
-    layout inference did not finish on the whole program (docs/kernels.md)."""
-    flip = bool(lower > 0)
-    with _platform.evaluated_now():
-        cdf_a, cdf_b, width, low_clip, high_clip = (
-            np.asarray(x) for x in _bound_terms(lower, upper, flip=flip))
+    computation dtype), inside a kernel: the mirror choice and the degenerate case are decided
+    here, and ``ndtri`` traces only the branches of positions in ``[Phi(a), Phi(b)]``, a range
+    known here to far better than its margins, so the kernel is smaller on every backend. The
+    arithmetic is :func:`_truncated_of_unit`'s, on the bounds broadcast in the kernel, so the
+    values are its own."""
     if lower == upper:      # a degenerate interval gives its point
         return jnp.full(shape, lower, dtype)
-    u = _unit.open_unit(_unit.words(state, math.prod(shape), 1, dtype)[:, 0], lower.dtype)
-    # p lies in [cdf_a, cdf_b] (to within an ulp): ndtri traces only the branches it takes.
-    x = _ndtri.ndtri(cdf_a + _fixed_math.rounded(u.reshape(shape) * width),
-                     within=(float(cdf_a), float(cdf_b)))
+    flip = bool(lower > 0)
+    within = _position_range(float(lower), float(upper), flip=flip)
+    cdtype = lower.dtype
+    lower, upper = (jnp.full(shape, bound, cdtype) for bound in (lower, upper))
+    a, b = (-upper, -lower) if flip else (lower, upper)
+    cdf_a, cdf_b = _ndtri.ndtr(a), _ndtri.ndtr(b)
+    u = _unit.open_unit(_unit.words(state, math.prod(shape), 1, dtype)[:, 0], cdtype)
+    x = _ndtri.ndtri(cdf_a + _fixed_math.rounded(u.reshape(shape) * (cdf_b - cdf_a)),
+                     within=within)
     x = -x if flip else x
-    return jnp.clip(x, low_clip, high_clip).astype(dtype)
+    return jnp.clip(x, _fixed_math.next_after(lower, jnp.full_like(lower, jnp.inf)),
+                    _fixed_math.next_after(upper, jnp.full_like(upper, -jnp.inf))).astype(dtype)
 
 
 _FACTOR_METHODS = ("cholesky", "eigh", "svd")
