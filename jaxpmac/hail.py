@@ -613,29 +613,21 @@ def _check_uids(uids, *, length: int):
     if uids is None:
         return list(range(length))
     accepts = UIDS_ACCEPTS.format(length=length)
+    rejected = f"shuffle uids accepts {accepts}, but was given {_inputs.describe(uids)}"
     if isinstance(uids, (list, tuple)):
         if not all(isinstance(u, (int, np.integer)) and not isinstance(u, (bool, np.bool_))
                    for u in uids):
-            raise TypeError(f"shuffle uids accepts {accepts}, but was given "
-                            f"{_inputs.describe(uids)}")
+            raise TypeError(rejected)
         words = [_inputs.int_word(int(u), name="shuffle uids") for u in uids]
     elif isinstance(uids, (jax.Array, np.ndarray)):
         if np.ndim(uids) != 1:
-            raise ValueError(f"shuffle uids accepts {accepts}, but was given "
-                             f"{_inputs.describe(uids)}")
+            raise ValueError(rejected)
         words = _inputs.words_of(uids, name="shuffle uids", allow_vector=True, accepts=accepts)
-        if any(not w.is_static(word) for word in words):
-            if len(words) != length:
-                raise ValueError(f"shuffle uids accepts {accepts}, but was given "
-                                 f"{_inputs.describe(uids)}")
-            return uids
     else:
-        raise TypeError(f"shuffle uids accepts {accepts}, but was given "
-                        f"{_inputs.describe(uids)}")
+        raise TypeError(rejected)
     if len(words) != length:
-        raise ValueError(f"shuffle uids accepts {accepts}, but was given "
-                         f"{_inputs.describe(uids)}")
-    return words
+        raise ValueError(rejected)
+    return words if all(w.is_static(word) for word in words) else uids
 
 
 def _shuffle_keys(state, uids) -> w.Pair:

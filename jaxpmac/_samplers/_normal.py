@@ -95,6 +95,12 @@ def _truncated_of_unit(u, lower, upper):
     ``(1 - v) dlower + v dupper``. ``nextafter`` (the clip into the open interval) has no
     derivative rule, and the derivative of the polynomial approximations of ``Phi`` and its
     inverse would be less accurate than this."""
+    return _truncated_values(u, lower, upper)
+
+
+def _truncated_values(u, lower, upper, *, within=None):
+    """:func:`_truncated_of_unit`'s values; ``within``: static bounds of the positions given to
+    ``ndtri`` (its ``within``), where the caller knows them."""
     # Work in the lower half, where ndtr keeps relative precision: an interval above 0 is
     # sampled as its mirror image and negated.
     flip = lower > 0
@@ -102,7 +108,7 @@ def _truncated_of_unit(u, lower, upper):
     b = jnp.where(flip, -lower, upper)
     cdf_a, cdf_b = _ndtri.ndtr(a), _ndtri.ndtr(b)
     # The product rounded on its own: XLA fuses it into the addition in some programs only.
-    x = _ndtri.ndtri(cdf_a + _fixed_math.rounded(u * (cdf_b - cdf_a)))
+    x = _ndtri.ndtri(cdf_a + _fixed_math.rounded(u * (cdf_b - cdf_a)), within=within)
     x = jnp.where(flip, -x, x)
     # Keep inside the open interval (lower, upper) like jax.random.truncated_normal.
     x = jnp.clip(x, _fixed_math.next_after(lower, jnp.full_like(lower, jnp.inf)),
@@ -191,12 +197,11 @@ def truncated_normal(state, lower, upper, shape=None, dtype=None, *, offset=0):
     _check_concrete_bounds(lower_given, upper_given, _unit.compute_dtype(dtype))
     offset = _sampler_args.check_offset(offset, name="truncated_normal")
     if _platform.in_kernel():
-        cdtype = _unit.compute_dtype(dtype)
-        known = [_sampler_args.known_real_param(bound, dtype=cdtype)
+        known = [_sampler_args.known_scalar(bound, dtype=_unit.compute_dtype(dtype))
                  for bound in (lower_given, upper_given)]
-        if all(k is not None and np.unique(k).size == 1 for k in known):
-            return _truncated_normal_of_scalars(hashed(state, offset), known[0].flat[0],
-                                                known[1].flat[0], shape=shape, dtype=dtype)
+        if all(bound is not None for bound in known):
+            return _truncated_normal_of_scalars(hashed(state, offset), *known, shape=shape,
+                                                dtype=dtype)
     lower, upper = _sampler_args.kernel_operands(shape, lower, upper)
     return _truncated_normal_impl(hashed(state, offset), lower, upper, shape=shape, dtype=dtype)
 
@@ -211,25 +216,15 @@ def _position_range(lower: float, upper: float, *, flip: bool) -> tuple[float, f
 
 def _truncated_normal_of_scalars(state, lower, upper, *, shape, dtype):
     """:func:`_truncated_normal_impl` for concrete scalar bounds (numpy scalars of the
-    computation dtype), inside a kernel: the mirror choice and the degenerate case are decided
-    here, and ``ndtri`` traces only the branches of positions in ``[Phi(a), Phi(b)]``, a range
-    known here to far better than its margins, so the kernel is smaller on every backend. The
-    arithmetic is :func:`_truncated_of_unit`'s, on the bounds broadcast in the kernel, so the
-    values are its own."""
-    if lower == upper:      # a degenerate interval gives its point
-        return jnp.full(shape, lower, dtype)
-    flip = bool(lower > 0)
-    within = _position_range(float(lower), float(upper), flip=flip)
+    computation dtype), inside a kernel: the same arithmetic (:func:`_truncated_values`, on the
+    bounds broadcast in the kernel), with ``ndtri`` tracing only the branches of positions in
+    ``[Phi(a), Phi(b)]``, a range known here to far better than its margins, so the kernel is
+    smaller on every backend."""
+    within = _position_range(float(lower), float(upper), flip=bool(lower > 0))
     cdtype = lower.dtype
     lower, upper = (jnp.full(shape, bound, cdtype) for bound in (lower, upper))
-    a, b = (-upper, -lower) if flip else (lower, upper)
-    cdf_a, cdf_b = _ndtri.ndtr(a), _ndtri.ndtr(b)
     u = _unit.open_unit(_unit.words(state, math.prod(shape), 1, dtype)[:, 0], cdtype)
-    x = _ndtri.ndtri(cdf_a + _fixed_math.rounded(u.reshape(shape) * (cdf_b - cdf_a)),
-                     within=within)
-    x = -x if flip else x
-    return jnp.clip(x, _fixed_math.next_after(lower, jnp.full_like(lower, jnp.inf)),
-                    _fixed_math.next_after(upper, jnp.full_like(upper, -jnp.inf))).astype(dtype)
+    return _truncated_values(u.reshape(shape), lower, upper, within=within).astype(dtype)
 
 
 _FACTOR_METHODS = ("cholesky", "eigh", "svd")

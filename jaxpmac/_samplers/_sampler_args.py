@@ -272,6 +272,15 @@ def known_real_param(value, *, dtype) -> np.ndarray | None:
     return _subnormals_to_zero(param, np)
 
 
+def known_scalar(value, *, dtype) -> np.generic | None:
+    """:func:`known_real_param` where it is one number (a scalar, or an array of one value),
+    as a NumPy scalar; else None. Kernels decide from it at trace time."""
+    known = known_real_param(value, dtype=dtype)
+    if known is None or np.unique(known).size != 1:
+        return None
+    return known.flat[0]
+
+
 def _known_param(value, dtype) -> jax.Array | None:
     """:func:`known_real_param` on the device: each of JAX's eager operations would compile a
     program of its own, once a process, in a process' first draw."""

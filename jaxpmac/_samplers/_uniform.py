@@ -259,9 +259,9 @@ def uniform(state, shape=(), dtype=None, minval=0.0, maxval=1.0, *, precise=Fals
 def _bernoulli_of_scalar(state, p: float, *, shape):
     """``bernoulli`` of a concrete scalar ``p`` (subnormals already zero: ``real_param``), as
     one comparison of the word with ``ceil(p * 2**32)``, computed here exactly: for an integer
-    ``word``, ``word * 2**-32 < p`` is the decision of ``_bernoulli_impl``'s thresholds. Inside a kernel, where Mosaic
-    GPU's layout inference did not finish (over 6 minutes) on the thresholds' arithmetic and
-    logic."""
+    ``word``, ``word * 2**-32 < p`` is the decision of ``_bernoulli_impl``'s thresholds. Inside
+    a kernel, where Mosaic GPU's layout inference did not finish (over 6 minutes) on the
+    thresholds' arithmetic and logic."""
     bound = math.ceil(fractions.Fraction(p) * 2 ** 32)
     if bound >= 2 ** 32:
         return jnp.full(shape, True)
@@ -315,8 +315,7 @@ def bernoulli(state, p=0.5, shape=None, mode="low", *, offset=0):
     shape = _sampler_args.output_shape(shape, [p], name="bernoulli")
     offset = _sampler_args.check_offset(offset, name="bernoulli")
     if _platform.in_kernel():
-        known = _sampler_args.known_real_param(given, dtype=p.dtype)
-        if known is not None and np.unique(known).size == 1:
-            return _bernoulli_of_scalar(hashed(state, offset), float(known.flat[0]),
-                                        shape=shape)
+        known = _sampler_args.known_scalar(given, dtype=p.dtype)
+        if known is not None:
+            return _bernoulli_of_scalar(hashed(state, offset), float(known), shape=shape)
     return _bernoulli_impl(hashed(state, offset), p, shape=shape)

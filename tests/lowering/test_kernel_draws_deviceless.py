@@ -61,17 +61,22 @@ def test_a_kernel_draw_compiles_for_a_tpu_v5e(tpu_v5e, name, form):
     assert "tpu_custom_call" in compiled.as_text() or "custom-call" in compiled.as_text()
 
 
+def _compiled_for_an_h100(kernel, h100) -> str:
+    """The optimized HLO of ``kernel`` compiled for the H100 ``h100``: traced for an abstract
+    device of its kind (Pallas asks which GPU it lowers for), lowered for ``cuda``."""
+    abstract = jax.sharding.AbstractMesh((1,), ("x",), abstract_device=jax.sharding.AbstractDevice(
+        device_kind=h100.device_kind, num_cores=None, platform="gpu"))
+    kernel = jax.jit(kernel, out_shardings=jax.sharding.SingleDeviceSharding(h100))
+    with jax.sharding.use_abstract_mesh(abstract):
+        traced = kernel.trace()
+    return traced.lower(lowering_platforms=("cuda",)).compile().as_text()
+
+
 @pytest.mark.parametrize("form", ["split", "offset"])
 @pytest.mark.parametrize("name", SAMPLERS)
 def test_a_kernel_draw_compiles_for_an_h100_with_triton(h100, name, form):
-    abstract = jax.sharding.AbstractMesh((1,), ("x",), abstract_device=jax.sharding.AbstractDevice(
-        device_kind=h100.device_kind, num_cores=None, platform="gpu"))
-    kernel = jax.jit(_kernel_call(_draws(name)[form], interpret=False),
-                     out_shardings=jax.sharding.SingleDeviceSharding(h100))
-    with jax.sharding.use_abstract_mesh(abstract):
-        traced = kernel.trace()
-    compiled = traced.lower(lowering_platforms=("cuda",)).compile()
-    assert "__gpu$xla.gpu.triton" in compiled.as_text() or "triton" in compiled.as_text()
+    compiled = _compiled_for_an_h100(_kernel_call(_draws(name)[form], interpret=False), h100)
+    assert "__gpu$xla.gpu.triton" in compiled or "triton" in compiled
 
 
 def _mosaic_gpu_kernel(draw, *, lanes: bool = False):
@@ -108,11 +113,5 @@ def test_a_kernel_draw_compiles_for_an_h100_with_mosaic_gpu(h100, name, lanes, f
         from jax.experimental.pallas import mosaic_gpu  # noqa: F401
     except ImportError as error:
         pytest.skip(f"no Mosaic GPU in jax {jax.__version__} ({error})")
-    abstract = jax.sharding.AbstractMesh((1,), ("x",), abstract_device=jax.sharding.AbstractDevice(
-        device_kind=h100.device_kind, num_cores=None, platform="gpu"))
-    kernel = jax.jit(_mosaic_gpu_kernel(_draws(name)[form], lanes=lanes),
-                     out_shardings=jax.sharding.SingleDeviceSharding(h100))
-    with jax.sharding.use_abstract_mesh(abstract):
-        traced = kernel.trace()
-    compiled = traced.lower(lowering_platforms=("cuda",)).compile()
-    assert "mosaic" in compiled.as_text().lower()
+    compiled = _compiled_for_an_h100(_mosaic_gpu_kernel(_draws(name)[form], lanes=lanes), h100)
+    assert "mosaic" in compiled.lower()
