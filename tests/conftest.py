@@ -12,8 +12,10 @@ import functools
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
+import tempfile
 
 import hypothesis
 import jax
@@ -29,6 +31,38 @@ if str(TESTS_DIR) not in sys.path:
     sys.path.insert(0, str(TESTS_DIR))
 
 import reference_oracle as ro  # noqa: E402
+
+# One on-disk compilation cache per test run, shared by its worker processes: a program that
+# several tests compile (the same sampler, shape and parameters from another test or file) is
+# compiled once per run, about a seventh of the compile time of the sampler tests. It is jax's
+# own persistent cache, keyed by the program, the compile options, the backend and XLA_FLAGS;
+# it starts empty in every run (so no run reads what an earlier one left) and is removed at the
+# end. Set only in this process' jax config, so child processes (the instruction-set checks,
+# the notebooks) compile everything themselves. JAXPMAC_TEST_COMPILATION_CACHE=off turns it off.
+_CACHE_VARIABLE = "JAXPMAC_TEST_COMPILATION_CACHE"
+
+
+def pytest_configure(config):
+    if os.environ.get(_CACHE_VARIABLE) == "off":
+        return
+    if not hasattr(config, "workerinput"):          # the controller, or a run without workers
+        directory = tempfile.mkdtemp(prefix="jaxpmac-tests-xla-cache-")
+        config.stash[_CACHE_KEY] = directory
+        os.environ[_CACHE_VARIABLE] = directory     # inherited by the workers it starts
+    jax.config.update("jax_compilation_cache_dir", os.environ[_CACHE_VARIABLE])
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+
+
+def pytest_unconfigure(config):
+    directory = config.stash.get(_CACHE_KEY, None)
+    if directory is not None:
+        shutil.rmtree(directory, ignore_errors=True)
+        os.environ.pop(_CACHE_VARIABLE, None)
+
+
+_CACHE_KEY = pytest.StashKey[str]()
+
 
 @pytest.fixture(autouse=True, scope="module")
 def _fresh_compilation_caches():

@@ -17,6 +17,8 @@ import pytest
 import jaxpmac as jp
 from jaxpmac._lowering import _tpu_kernel
 
+from conftest import slow_except
+
 STATE = jp.key(20261126).split_static("tpu kernel")
 # Shapes that are the kernel's output (lines of 128 lanes in whole steps of lines), shapes cut
 # from a longer output (lines not in whole steps, a last axis that is not whole lanes, small
@@ -39,13 +41,17 @@ def test_only_uint32_windows_with_a_static_skip():
     assert not _tpu_kernel.applies((512, 128), jnp.uint32, jnp.int32(0))
 
 
-# With x64 on (the same uint32 kernel, other types around it) for one output shape and one cut
-# by default, every shape in the slow run.
+# By default: x64 off for one grid step, several steps into a 1-D caller's shape and a cut;
+# x64 on (the same uint32 kernel, other types around it) for one output shape and one cut.
+# Every shape both ways in the slow run: the kernel's code is the same, only its grid differs.
+DEFAULT_KERNEL_CASES = {(KERNEL_SHAPES[0], False), (KERNEL_SHAPES[3], False),
+                        (CUT_SHAPES[0], False), (KERNEL_SHAPES[0], True), (CUT_SHAPES[0], True)}
+
+
 @pytest.mark.parametrize("shape, x64", [
-    *[(shape, False) for shape in KERNEL_SHAPES + CUT_SHAPES[:2]],
-    *[(shape, True) if shape in (KERNEL_SHAPES[0], CUT_SHAPES[0])
-      else pytest.param(shape, True, marks=pytest.mark.slow)
-      for shape in KERNEL_SHAPES + CUT_SHAPES[:2]]])
+    (shape, x64) if (shape, x64) in DEFAULT_KERNEL_CASES
+    else pytest.param(shape, x64, marks=pytest.mark.slow)
+    for x64 in (False, True) for shape in KERNEL_SHAPES + CUT_SHAPES[:2]])
 def test_kernel_draws_equal_the_cpu_draws(shape, x64):
     with jax.enable_x64(x64):
         expected = {name: np.asarray(draw(STATE, shape)) for name, draw in SAMPLERS.items()}
@@ -56,7 +62,8 @@ def test_kernel_draws_equal_the_cpu_draws(shape, x64):
                 np.testing.assert_array_equal(got, expected[name], err_msg=name)
 
 
-@pytest.mark.parametrize("shape", CUT_SHAPES[2:])
+# Cuts of whole rows, a few rows and a short line by default; the others in the slow run.
+@pytest.mark.parametrize("shape", slow_except(CUT_SHAPES[2:], keep=[(64, 64), (1000,), (8, 8)]))
 def test_small_and_cut_kernel_draws_equal_the_cpu_draws(shape):
     expected = {name: np.asarray(draw(STATE, shape)) for name, draw in SAMPLERS.items()}
     with jp.force_lowering("elementwise_pairs"):
