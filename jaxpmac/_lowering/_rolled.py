@@ -9,7 +9,7 @@ shared subexpressions, far slower than a loop. Two loops compute the cipher of
   ``uint64`` words (:func:`rounds_per_step`);
 * :func:`encrypt_few_blocks`, the cipher of a ``jax.random`` key's flush and small draws
   (``_interop._jax_keys``): one dynamic block under tweaks ``(t0, c)`` for a few counters
-  ``c``, five steps of four rounds over the blocks as one ``uint64[2, 2, n]`` array. For a few
+  ``c``, ten steps of two rounds over the blocks as one ``uint64[2, 2, n]`` array. For a few
   blocks its step is one kernel where :func:`encrypt_rolled`'s one-round step is about five, so
   a key's ``split`` takes about two thirds of the time and ``split`` with a scalar draw less
   than half (benchmarks/README.md, "NumPyro with a pmac key").
@@ -136,12 +136,39 @@ def cut(flat: jax.Array, skip, n: int) -> jax.Array:
     return lax.dynamic_slice_in_dim(flat, skip, n)
 
 
-_N_INJECTIONS = ROUNDS // ROUNDS_PER_INJECTION + 1
 _KEY_SCHEDULE = key_schedule(GENERATOR_KEY)
-# Per step of encrypt_few_blocks (four rounds, then an injection): the rotation amounts of its
-# rounds (rows of the block: words 0/1 and 2/3).
-_STEP_ROTATIONS = np.array([[ROTATIONS[d % 8] for d in range(4 * s, 4 * s + 4)]
-                            for s in range(_N_INJECTIONS - 1)], np.uint64)
+#: Rounds per step of encrypt_few_blocks' loop (a divisor of ROUNDS_PER_INJECTION). Why two:
+#: XLA's CPU compiler takes longer over a four-round step (each round's stacked rows are emitted
+#: again for every element the next round reads), which every ``split``, ``fold_in`` and small
+#: draw of a program pays; one round a step doubles the loop's run time (benchmarks/README.md,
+#: "NumPyro with a pmac key").
+SMALL_STEP_ROUNDS = 2
+
+
+def _small_step_tables(rounds_per_step: int):
+    """Per step of ``encrypt_few_blocks``: its rotation amounts (rows of the block: words 0/1
+    and 2/3), the static words of the subkey due after it laid out as the blocks (zero between
+    injections), and which tweak word (``t0``, ``t1``, ``t0 ^ t1``; 3: none) goes to words 1
+    and 2; then subkey 0's words and tweaks."""
+    def laid_out(sub):
+        return np.array([[sub[0], sub[2]], [sub[1], sub[3]]], np.uint64)[..., None]
+
+    steps = ROUNDS // rounds_per_step
+    rotations = np.array([[ROTATIONS[(s * rounds_per_step + i) % 8]
+                           for i in range(rounds_per_step)] for s in range(steps)], np.uint64)
+    subkeys = np.zeros((steps, 2, 2, 1), np.uint64)
+    tweaks = np.full((steps, 2), 3, np.int32)
+    for step in range(steps):
+        end = (step + 1) * rounds_per_step
+        if end % ROUNDS_PER_INJECTION == 0:
+            s = end // ROUNDS_PER_INJECTION
+            subkeys[step] = laid_out(subkey(_KEY_SCHEDULE, (0, 0, 0), s))
+            tweaks[step] = (s % 3, (s + 1) % 3)
+    return rotations, subkeys, tweaks, laid_out(subkey(_KEY_SCHEDULE, (0, 0, 0), 0)), (0, 1)
+
+
+(_SMALL_STEP_ROTATIONS, _SMALL_STEP_SUBKEYS, _SMALL_STEP_TWEAKS, _FIRST_SUBKEY,
+ _FIRST_TWEAKS) = _small_step_tables(SMALL_STEP_ROUNDS)
 
 
 def encrypt_few_blocks(t0: jax.Array, block: jax.Array, n_blocks: int) -> jax.Array:
@@ -149,31 +176,35 @@ def encrypt_few_blocks(t0: jax.Array, block: jax.Array, n_blocks: int) -> jax.Ar
     ``t0`` one ``uint64`` word (shape ``()`` or ``(1,)``), ``block`` ``uint64[4]``, the result
     ``uint64[n_blocks, 4]`` (x64 enabled by the caller).
 
-    A ``fori_loop`` of five steps, each four rounds and the injection after them, over the
-    blocks as one ``uint64[2, 2, n_blocks]`` array (rows: words 0 and 2, words 1 and 3), so a
-    step is one kernel; the subkeys with their tweak terms are computed once before the loop.
+    A while loop of steps of :data:`SMALL_STEP_ROUNDS` rounds, each ending with the subkey due
+    after it (zero between injections), over the blocks as one ``uint64[2, 2, n_blocks]`` array
+    (rows: words 0 and 2, words 1 and 3), so that a step is one kernel. The loop carries the
+    blocks alone: a step reads its subkey's static words and which tweak words it adds from
+    tables.
     """
     t0 = jnp.broadcast_to(t0, (n_blocks,))
     t1 = jnp.arange(n_blocks, dtype=jnp.uint64)
-    ts = (t0, t1, t0 ^ t1)
-    zero = jnp.zeros((n_blocks,), jnp.uint64)
-    # The six subkeys, laid out as the blocks (loop invariants: computed once).
-    subkeys = []
-    for s in range(_N_INJECTIONS):
-        sub = subkey(_KEY_SCHEDULE, (0, 0, 0), s)
-        static = np.array([[sub[0], sub[2]], [sub[1], sub[3]]], np.uint64)[..., None]
-        subkeys.append(static + jnp.stack([jnp.stack([zero, ts[(s + 1) % 3]]),
-                                           jnp.stack([ts[s % 3], zero])]))
-    subkeys = jnp.stack(subkeys)
+    # The tweak schedule's words, and a zero for the steps with no injection.
+    tweak_words = jnp.stack([t0, t1, t0 ^ t1, jnp.zeros_like(t0)])              # [4, n]
 
-    def step(s, v):
-        rotations = jnp.asarray(_STEP_ROTATIONS)[s][..., None]
-        for i in range(ROUNDS_PER_INJECTION):
+    def with_subkey(v, static_words, picks):
+        term = jnp.stack([jnp.stack([tweak_words[3], tweak_words[picks[1]]]),
+                          jnp.stack([tweak_words[picks[0]], tweak_words[3]])])
+        return v + static_words + term
+
+    def step(carry):
+        s, v = carry
+        rotations = jnp.asarray(_SMALL_STEP_ROTATIONS)[s][..., None]
+        for i in range(SMALL_STEP_ROUNDS):
             x = v[0] + v[1]                        # v0 + v1, v2 + v3
             y = _rotl_u64(v[1], rotations[i]) ^ x
             v = jnp.stack([x, y[::-1]])            # the v1/v3 swap
-        return v + subkeys[s + 1]
+        return s + 1, with_subkey(v, jnp.asarray(_SMALL_STEP_SUBKEYS)[s],
+                                  jnp.asarray(_SMALL_STEP_TWEAKS)[s])
 
-    v = jnp.stack([block[0::2], block[1::2]])[..., None] + subkeys[0]
-    v = lax.fori_loop(np.int32(0), np.int32(_N_INJECTIONS - 1), step, v)
+    v = with_subkey(jnp.stack([block[0::2], block[1::2]])[..., None], _FIRST_SUBKEY,
+                    np.array(_FIRST_TWEAKS, np.int32))
+    # An int32 counter: fori_loop's scan would add an int64 one under x64.
+    _, v = lax.while_loop(lambda carry: carry[0] < ROUNDS // SMALL_STEP_ROUNDS, step,
+                          (np.int32(0), v))
     return jnp.stack([v[0, 0], v[1, 0], v[0, 1], v[1, 1]], axis=1)     # [n, 4]

@@ -250,6 +250,22 @@ def test_random_native_paths_rolled(keys, tweaks, blocks):
                N_PATHS[True, False])
 
 
+@partial(jax.jit, static_argnums=2)
+def _few_blocks(t0, block, n_blocks):
+    return _rolled.encrypt_few_blocks(t0, block, n_blocks)
+
+
+# The small cipher of a jax.random key's flush and small draws: the generator key, tweak
+# (t0, c) for the counters c < n_blocks of one block, a traced t0 and block.
+@property_settings(15)
+@given(t0=u64_words, block=st.tuples(*[u64_words] * 4), n_blocks=st.sampled_from([1, 3, 8]))
+def test_few_blocks_cipher_is_the_oracle_under_tweaks_t0_and_each_counter(t0, block, n_blocks):
+    with jax.enable_x64(True):
+        got = np.asarray(_few_blocks(jnp.uint64(t0), jnp.asarray(block, jnp.uint64), n_blocks))
+    expected = [ro.threefish256(ro.GENERATOR_KEY, (t0, c), block) for c in range(n_blocks)]
+    assert [tuple(map(int, row)) for row in got] == expected
+
+
 # Slow: each run of the unrolled program takes seconds on CPU; the default run checks the
 # unrolled paths on the known answers and six pseudo-random rows (test_known_answers_*).
 @pytest.mark.slow
