@@ -34,12 +34,13 @@ import reference_oracle as ro  # noqa: E402
 
 # One on-disk compilation cache per test run, shared by its worker processes: a program that
 # several tests compile (the same sampler, shape and parameters from another test or file) is
-# compiled once per run, about a seventh of the compile time of the sampler tests. It is jax's
+# compiled once per run (about a tenth of the default run's time, docs/testing.md). It is jax's
 # own persistent cache, keyed by the program, the compile options, the backend and XLA_FLAGS;
 # it starts empty in every run (so no run reads what an earlier one left) and is removed at the
 # end. Set only in this process' jax config, so child processes (the instruction-set checks,
 # the notebooks) compile everything themselves. JAXPMAC_TEST_COMPILATION_CACHE=off turns it off.
 _CACHE_VARIABLE = "JAXPMAC_TEST_COMPILATION_CACHE"
+_CACHE_KEY = pytest.StashKey[str]()
 
 
 def pytest_configure(config):
@@ -59,9 +60,6 @@ def pytest_unconfigure(config):
     if directory is not None:
         shutil.rmtree(directory, ignore_errors=True)
         os.environ.pop(_CACHE_VARIABLE, None)
-
-
-_CACHE_KEY = pytest.StashKey[str]()
 
 
 @pytest.fixture(autouse=True, scope="module")
