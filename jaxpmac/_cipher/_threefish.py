@@ -54,11 +54,17 @@ def tweak_schedule(tweak: Sequence[w.Word]) -> tuple[w.Word, w.Word, w.Word]:
     return (tweak[0], tweak[1], w.xor(tweak[0], tweak[1]))
 
 
+def subkey_tweak_indices(s: int) -> tuple[int, int]:
+    """Which words of the tweak schedule subkey ``s`` adds to its words 1 and 2."""
+    return s % 3, (s + 1) % 3
+
+
 def subkey(ks, ts, s: int) -> tuple[w.Word, ...]:
     """Subkey ``s`` of SPEC section 1, for a static injection number ``s``."""
+    on_word_1, on_word_2 = subkey_tweak_indices(s)
     return (ks[s % 5],
-            w.add(ks[(s + 1) % 5], ts[s % 3]),
-            w.add(ks[(s + 2) % 5], ts[(s + 1) % 3]),
+            w.add(ks[(s + 1) % 5], ts[on_word_1]),
+            w.add(ks[(s + 2) % 5], ts[on_word_2]),
             w.add(ks[(s + 3) % 5], s))
 
 

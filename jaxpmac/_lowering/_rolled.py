@@ -31,7 +31,7 @@ from jaxpmac._cipher import _stream
 from jaxpmac._cipher import _words as w
 from jaxpmac._cipher._threefish import (GENERATOR_KEY, ROTATIONS, ROUNDS, ROUNDS_PER_INJECTION,
                                         check_rounds, inject, key_schedule, mix_rounds, subkey,
-                                        tweak_schedule)
+                                        subkey_tweak_indices, tweak_schedule)
 from jaxpmac._lowering._cpu_plan import rounds_per_step
 
 def _rotl_u64(x: jax.Array, r: jax.Array) -> jax.Array:
@@ -43,6 +43,18 @@ def _rotl_u64(x: jax.Array, r: jax.Array) -> jax.Array:
     """
     r = r & np.uint64(63)
     return (x << r) | (x >> ((np.uint64(64) - r) & np.uint64(63)))
+
+
+def _step_schedule(rounds: int, per_step: int) -> tuple[np.ndarray, list[int | None]]:
+    """For a loop over steps of ``per_step`` rounds: each step's rotation amounts,
+    ``uint64[steps, per_step, 2]``, and the number of the subkey injected after it (None for a
+    step that ends between injections)."""
+    steps = rounds // per_step
+    rotations = np.array([[ROTATIONS[(step * per_step + i) % 8] for i in range(per_step)]
+                          for step in range(steps)], np.uint64)
+    injections = [end // ROUNDS_PER_INJECTION if end % ROUNDS_PER_INJECTION == 0 else None
+                  for end in ((step + 1) * per_step for step in range(steps))]
+    return rotations, injections
 
 
 def _rolled_u64(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[w.Word],
@@ -59,17 +71,13 @@ def _rolled_u64(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[w.W
     dynamic_ts = [i for i, t in enumerate(ts) if not w.is_static(t)]
     pick_of = {i: k + 1 for k, i in enumerate(dynamic_ts)}
     tweak_words = [t if w.is_static(t) else jnp.broadcast_to(w.to_u64(t), shape) for t in tweak]
-    steps = rounds // per_step
-    subkeys = np.zeros((steps, 4), np.uint64)      # zero on steps that end without an injection
-    tweak_picks = np.zeros((steps, 2), np.int32)   # dynamic tweak word added to words 1 and 2
-    rotations = np.zeros((steps, per_step, 2), np.uint64)
-    for step in range(steps):
-        first, end = step * per_step, (step + 1) * per_step
-        rotations[step] = [ROTATIONS[(first + i) % 8] for i in range(per_step)]
-        if end % ROUNDS_PER_INJECTION == 0:
-            s = end // ROUNDS_PER_INJECTION
+    rotations, injections = _step_schedule(rounds, per_step)
+    subkeys = np.zeros((len(injections), 4), np.uint64)   # zero on steps with no injection
+    tweak_picks = np.zeros((len(injections), 2), np.int32)   # dynamic tweak word on words 1, 2
+    for step, s in enumerate(injections):
+        if s is not None:
             subkeys[step] = subkey(ks, static_ts, s)
-            tweak_picks[step] = (pick_of.get(s % 3, 0), pick_of.get((s + 1) % 3, 0))
+            tweak_picks[step] = [pick_of.get(i, 0) for i in subkey_tweak_indices(s)]
 
     def one_step(v, step_constants):
         sub, picks, rotation = step_constants
@@ -145,30 +153,28 @@ _KEY_SCHEDULE = key_schedule(GENERATOR_KEY)
 SMALL_STEP_ROUNDS = 2
 
 
-def _small_step_tables(rounds_per_step: int):
-    """Per step of ``encrypt_few_blocks``: its rotation amounts (rows of the block: words 0/1
-    and 2/3), the static words of the subkey due after it laid out as the blocks (zero between
-    injections), and which tweak word (``t0``, ``t1``, ``t0 ^ t1``; 3: none) goes to words 1
-    and 2; then subkey 0's words and tweaks."""
-    def laid_out(sub):
-        return np.array([[sub[0], sub[2]], [sub[1], sub[3]]], np.uint64)[..., None]
-
-    steps = ROUNDS // rounds_per_step
-    rotations = np.array([[ROTATIONS[(s * rounds_per_step + i) % 8]
-                           for i in range(rounds_per_step)] for s in range(steps)], np.uint64)
-    subkeys = np.zeros((steps, 2, 2, 1), np.uint64)
-    tweaks = np.full((steps, 2), 3, np.int32)
-    for step in range(steps):
-        end = (step + 1) * rounds_per_step
-        if end % ROUNDS_PER_INJECTION == 0:
-            s = end // ROUNDS_PER_INJECTION
-            subkeys[step] = laid_out(subkey(_KEY_SCHEDULE, (0, 0, 0), s))
-            tweaks[step] = (s % 3, (s + 1) % 3)
-    return rotations, subkeys, tweaks, laid_out(subkey(_KEY_SCHEDULE, (0, 0, 0), 0)), (0, 1)
+def _laid_out_subkey(s: int) -> np.ndarray:
+    """The static words of the generator key's subkey ``s`` (zero tweak), laid out as the
+    blocks of :func:`encrypt_few_blocks`: ``uint64[2, 2, 1]``."""
+    sub = subkey(_KEY_SCHEDULE, (0, 0, 0), s)
+    return np.array([[sub[0], sub[2]], [sub[1], sub[3]]], np.uint64)[..., None]
 
 
-(_SMALL_STEP_ROTATIONS, _SMALL_STEP_SUBKEYS, _SMALL_STEP_TWEAKS, _FIRST_SUBKEY,
- _FIRST_TWEAKS) = _small_step_tables(SMALL_STEP_ROUNDS)
+def _small_step_tables():
+    """Per step of :func:`encrypt_few_blocks`: its rotation amounts, the static words of the
+    subkey due after it (zero between injections), and which tweak word (``t0``, ``t1``,
+    ``t0 ^ t1``; 3: none) it adds to words 1 and 2."""
+    rotations, injections = _step_schedule(ROUNDS, SMALL_STEP_ROUNDS)
+    subkeys = np.zeros((len(injections), 2, 2, 1), np.uint64)
+    tweaks = np.full((len(injections), 2), 3, np.int32)
+    for step, s in enumerate(injections):
+        if s is not None:
+            subkeys[step] = _laid_out_subkey(s)
+            tweaks[step] = subkey_tweak_indices(s)
+    return rotations, subkeys, tweaks
+
+
+_SMALL_STEP_ROTATIONS, _SMALL_STEP_SUBKEYS, _SMALL_STEP_TWEAKS = _small_step_tables()
 
 
 def encrypt_few_blocks(t0: jax.Array, block: jax.Array, n_blocks: int) -> jax.Array:
@@ -202,8 +208,8 @@ def encrypt_few_blocks(t0: jax.Array, block: jax.Array, n_blocks: int) -> jax.Ar
         return s + 1, with_subkey(v, jnp.asarray(_SMALL_STEP_SUBKEYS)[s],
                                   jnp.asarray(_SMALL_STEP_TWEAKS)[s])
 
-    v = with_subkey(jnp.stack([block[0::2], block[1::2]])[..., None], _FIRST_SUBKEY,
-                    np.array(_FIRST_TWEAKS, np.int32))
+    v = with_subkey(jnp.stack([block[0::2], block[1::2]])[..., None], _laid_out_subkey(0),
+                    np.array(subkey_tweak_indices(0), np.int32))
     # An int32 counter: fori_loop's scan would add an int64 one under x64.
     _, v = lax.while_loop(lambda carry: carry[0] < ROUNDS // SMALL_STEP_ROUNDS, step,
                           (np.int32(0), v))
