@@ -305,6 +305,11 @@ _LANCZOS_G = 7.0
 _LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
             -176.61502916214059, 12.507343278686905, -0.13857109526572012,
             9.9843695780195716e-6, 1.5056327351493116e-7)
+# log(g + 1/2), log(2 pi) / 2 and log(pi) of the float64 numbers, correctly rounded, written
+# out: numpy's ``log`` is its own SIMD code on some CPUs (AVX-512), not the C library's.
+_LOG_LANCZOS_G_HALF = float.fromhex("0x1.01e85798eb9a3p+1")
+_HALF_LOG_2PI = 0.5 * float.fromhex("0x1.d67f1c864beb4p+0")
+_LOG_PI = float.fromhex("0x1.250d048e7a1bdp+0")
 
 
 def lgamma(x: jax.Array) -> jax.Array:
@@ -330,14 +335,14 @@ def lgamma(x: jax.Array) -> jax.Array:
     t = z + dtype(_LANCZOS_G + 0.5)
     # Products rounded on their own before the additions that follow them (see :func:`rounded`).
     log_t = (log1p(rounded(z * dtype(1 / (_LANCZOS_G + 0.5))))
-             + dtype(np.log(_LANCZOS_G + 0.5)))
-    head = rounded((z + half - divide(t, log_t)) * log_t) + dtype(0.5 * np.log(2 * np.pi))
+             + dtype(_LOG_LANCZOS_G_HALF))
+    head = rounded((z + half - divide(t, log_t)) * log_t) + dtype(_HALF_LOG_2PI)
     series = divide(dtype(_LANCZOS[1]), z + one) + dtype(_LANCZOS[0])
     for i, c in enumerate(_LANCZOS[2:], start=2):
         series = series + divide(dtype(c), z + dtype(i))
     result = head + log(series)
     reflected = jnp.where(jnp.isfinite(log_sin),
-                          (dtype(np.log(np.pi)) - log_sin) - result, -log_sin)
+                          (dtype(_LOG_PI) - log_sin) - result, -log_sin)
     result = jnp.where(reflect, reflected, result)
     return jnp.where(abs_x == dtype(np.inf), dtype(np.inf), result)
 

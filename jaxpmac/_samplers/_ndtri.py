@@ -51,8 +51,11 @@ FAR_TAIL_P = (3.23774891776946035970E0, 6.91522889068984211695E0, 3.938810252924
 FAR_TAIL_Q = (1.0, 6.02427039364742014255E0, 3.67983563856160859403E0, 1.37702099489081330271E0,
               2.16236993594496635890E-1, 1.34204006088543189037E-2, 3.28014464682127739104E-4,
               2.89247864745380683936E-6, 6.79019408009981274425E-9)
-CENTRE_BELOW = np.exp(-2.0)    # the central approximation serves p > exp(-2)
-FAR_TAIL_BELOW = np.exp(-32.0)  # the far-tail one serves p < exp(-32), i.e. z >= 8
+# The branch points, correctly rounded, written out: numpy's ``exp`` is its own SIMD code on
+# some CPUs (AVX-512), not the C library's, so a computed constant could move with the machine.
+CENTRE_BELOW = float.fromhex("0x1.152aaa3bf81ccp-3")    # exp(-2): the centre serves p > it
+FAR_TAIL_BELOW = float.fromhex("0x1.c8464f7616468p-47")  # exp(-32): the far tail p < it (z >= 8)
+CENTRE_ABOVE = 1.0 - CENTRE_BELOW                         # 1 - exp(-2), exact
 
 
 def _tail_terms(p: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -136,7 +139,7 @@ def ndtri(p: jax.Array, *, within: tuple[float, float] | None = None) -> jax.Arr
     dtype = p.dtype.type
     lo, hi = (0.0, 1.0) if within is None else (float(within[0]), float(within[1]))
     eps = float(jnp.finfo(p.dtype).eps)
-    complement_above = dtype(-np.expm1(-2.0))
+    complement_above = dtype(CENTRE_ABOVE)
     # Which branches some p in [lo, hi] takes, each decided with a wide margin.
     # p == 0 or p == 1: a subnormal p is 0 where the platform flushes it, and so can be a
     # position just above a small lo, so lo's margin is a whole mantissa of tiny numbers.
@@ -169,7 +172,7 @@ def ndtri(p: jax.Array, *, within: tuple[float, float] | None = None) -> jax.Arr
         x = jnp.where(q > dtype(CENTRE_BELOW), centre, tail)
     else:
         x = centre if centre_taken else tail
-    x = jnp.where(p > dtype(1.0 - np.exp(-2.0)), x, -x)
+    x = jnp.where(p > dtype(CENTRE_ABOVE), x, -x)
     if not ends:
         return x
     infinity = jnp.full_like(p, np.inf)

@@ -36,12 +36,14 @@ N_RANDOM = 1 << 14
 
 # sha256 of the compiled outputs on the inputs below (see _digest): the same under jax 0.10.2
 # and 0.12.0.1, and under every --xla_cpu_max_isa level (every product rounded on its own, the
-# log, erf and erfc the project's own).
+# log, erf and erfc the project's own). The ``ndtri`` inputs were computed with numpy's exp
+# until 2026-11-27, which gave other float64 inputs on an AVX2 CPU than on the AVX-512 ones
+# that pinned them; they are exact numbers now, pinned on an AVX2 CPU (jax 0.10.2 and 0.12.0.1).
 PINNED = {
     "lower_half_ndtri/float32": "b311500db9997a860d16766ded89610ead80b933046132225ee79f7d5f746f7d",
     "lower_half_ndtri/float64": "96ee6b71f1617608026e301110929b4a0cb6ccd8ca50fee5bd5e288de8513dc0",
-    "ndtri/float32": "8000b955efb5016581338b06ec0e5ca88b06649bf7000436fdd36e87f1e412fc",
-    "ndtri/float64": "c2dcddd1e534ecd5ec806edc6dde9b522b4a076de7aef7c58a05e423e7694ce6",
+    "ndtri/float32": "5b73c5cbd4d55358544ed71b3b0b4044bbcdcb3742b9deade565ec2a744e0462",
+    "ndtri/float64": "0eefb8cf813482e41696d02c254d0cc8819e220e7ec027b40806c31c4096f677",
     "ndtr/float32": "067a38a3ccf3d5b106f8b49c630783574f65c0260c47df7a271b1f04aa7de398",
     "ndtr/float64": "6d9f2aa63c5bd14c0f30f61de896e98e21345fe75748431e811272a050b29de5",
 }
@@ -85,9 +87,13 @@ def _p_of_words(words, dtype):
 def _ndtri_inputs(dtype) -> np.ndarray:
     """``p`` on all of ``[0, 1]``: a uniform grid, both tails down to the smallest normal, the
     branch points and their complements, and random values."""
-    tiny = np.finfo(dtype).tiny
-    tails = np.exp(np.linspace(np.log(tiny), np.log(0.5), 2001))
-    branches = np.array([np.exp(-2.0), np.exp(-32.0), -np.expm1(-2.0), 1 - np.exp(-2.0)])
+    # Exact numbers, no exp or log: numpy's are its own SIMD code on some CPUs (AVX-512), so
+    # inputs computed with them would differ by machine. The tails: 1 to 1.75 times 2**e for
+    # 2001 exponents e from the smallest normal float64's (-1022) to -2.
+    exponents = np.linspace(-1022, -2, 2001).astype(np.int64)
+    tails = np.ldexp(1.0 + (np.arange(2001) % 7) / 8.0, exponents)
+    branches = np.array([_ndtri.CENTRE_BELOW, _ndtri.FAR_TAIL_BELOW, _ndtri.CENTRE_ABOVE])
+    branches = np.concatenate([branches, np.nextafter(branches, 0), np.nextafter(branches, 1)])
     random = np.random.default_rng(11).uniform(0, 1, N_RANDOM)
     p = np.concatenate([np.linspace(0, 1, 4097), tails, 1 - tails, branches, random])
     return p.astype(dtype)
