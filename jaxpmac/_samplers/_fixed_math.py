@@ -560,8 +560,7 @@ def _log_f64(x: jax.Array) -> jax.Array:
     half_f2 = rounded((f64(0.5) * f) * f)        # 0.5 f is exact
     with_square = k_hi - ((half_f2 - (rounded(s * (half_f2 + big_r)) + k_lo)) - f)
     without = k_hi - ((rounded(s * (f - big_r)) - k_lo) - f)
-    result = jnp.where(((high - 0x6147A) | (0x6B851 - high)) > 0, with_square, without)
-    return _log_edges(x, result, bits, np.int64(0x7FF0000000000000))
+    return jnp.where(((high - 0x6147A) | (0x6B851 - high)) > 0, with_square, without)
 
 
 def _log_edges(x, result, bits, exponent_mask):
@@ -575,7 +574,7 @@ def _log_edges(x, result, bits, exponent_mask):
     return jnp.where(jnp.isnan(x), x, result)
 
 
-def log(x: jax.Array) -> jax.Array:
+def log(x: jax.Array, *, positive_normal: bool = False) -> jax.Array:
     """``log(x)``: float32 by Cephes' ``logf`` (above, within about 1 ulp), float64 by fdlibm's
     ``e_log.c`` (within 1 ulp), both with every product rounded on its own (the same values on
     every instruction set and program). ``log(0) = -inf`` (subnormals count as 0),
@@ -583,14 +582,26 @@ def log(x: jax.Array) -> jax.Array:
     instruction set (it fuses multiply-adds where the target has FMA), and its float32 ``log``
     changed between jax 0.10.2 and 0.12. Other dtypes: XLA's ``log``.
 
+    Args:
+        x: the argument.
+        positive_normal: the caller's promise (not checked) that every element is a positive
+            normal float, finite: the selects of the cases above are then left out, which
+            changes no value of such an ``x`` (about 9 of a float32 ``log``'s ~70 GPU
+            instructions).
+
     Example:
         >>> import jax.numpy as jnp
         >>> float(log(jnp.float32(1.0)))
         0.0
+        >>> float(log(jnp.float32(2.0), positive_normal=True)) == float(log(jnp.float32(2.0)))
+        True
     """
     if x.dtype == jnp.float32:
-        return _log_edges(x, _log_f32(x), lax.bitcast_convert_type(x, jnp.int32),
-                          np.int32(0x7F800000))
-    if x.dtype == jnp.float64:
-        return _log_f64(x)
-    return lax.log(x)
+        core, bits_dtype, exponent_mask = _log_f32, jnp.int32, np.int32(0x7F800000)
+    elif x.dtype == jnp.float64:
+        core, bits_dtype, exponent_mask = _log_f64, jnp.int64, np.int64(0x7FF0000000000000)
+    else:
+        return lax.log(x)
+    if positive_normal:
+        return core(x)
+    return _log_edges(x, core(x), lax.bitcast_convert_type(x, bits_dtype), exponent_mask)

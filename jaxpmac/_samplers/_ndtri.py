@@ -15,7 +15,11 @@ infinity cases and all three rational approximations for every element; a normal
 ``_unit.symmetric_unit`` only ever asks for ``p`` in ``[2**-(W+1), 1/2]``, where no complement
 or infinity occurs and, for float32 (``W = 32``), the far tail ``p < exp(-32)`` is out of reach.
 The arithmetic on the branches that remain is ``ndtri``'s own, in the same order, so the
-values do not change.
+values do not change; its ``log``s skip their edge cases (every argument is a positive normal
+float). On accelerators each element then evaluates one rational function, its own branch's
+(checked, as above, for all ``2**31`` float32 inputs), in fewer GPU instructions than every
+branch's; on a CPU that form is the slower one, so CPUs keep the branches
+(benchmarks/README.md, "What we tried").
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxpmac._lowering import _platform
 from jaxpmac._samplers import _fixed_erf
 from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _unit
@@ -58,15 +63,17 @@ FAR_TAIL_BELOW = float.fromhex("0x1.c8464f7616468p-47")  # exp(-32): the far tai
 CENTRE_ABOVE = 1.0 - CENTRE_BELOW                         # 1 - exp(-2), exact
 
 
-def _tail_terms(p: jax.Array) -> tuple[jax.Array, jax.Array]:
+def _tail_terms(p: jax.Array, *, positive_normal: bool = False) -> tuple[jax.Array, jax.Array]:
     """``z = sqrt(-2 log p)`` and the tail's first terms ``z - log(z) / z``, with ``log z``
     written as ``log(z**2) / 2``: XLA's algebraic simplifier rewrites ``log(sqrt(m))`` into
     ``0.5 * log(m)`` in a compiled program, so only this form gives the compiled values when
-    the operations run one by one (``jax.disable_jit``)."""
+    the operations run one by one (``jax.disable_jit``). ``positive_normal``: every ``p`` is a
+    positive normal float below 1 (so is ``z**2`` then), and the ``log``s skip their edge cases."""
     dtype = p.dtype.type
-    z_squared = dtype(-2.0) * _fixed_math.log(p)
+    z_squared = dtype(-2.0) * _fixed_math.log(p, positive_normal=positive_normal)
     z = sqrt(z_squared)
-    return z, z - divide(_fixed_math.log(z_squared) * dtype(0.5), z)
+    log_z_squared = _fixed_math.log(z_squared, positive_normal=positive_normal)
+    return z, z - divide(log_z_squared * dtype(0.5), z)
 
 
 def _tail_ratio(numerator, denominator, z: jax.Array) -> jax.Array:
@@ -77,14 +84,50 @@ def _tail_ratio(numerator, denominator, z: jax.Array) -> jax.Array:
                   _fixed_math.horner(denominator, inverse) * z)
 
 
+def _padded(coefficients, length: int) -> tuple[float, ...]:
+    """``coefficients`` of a polynomial with leading zeros up to ``length``: by Horner's rule
+    the zeros give ``0 * x + 0 = 0`` exactly for a finite ``x``, then the first coefficient,
+    so the value is the same, bit for bit."""
+    return (0.0,) * (length - len(coefficients)) + tuple(coefficients)
+
+
+def _branch_horner(branches, x: jax.Array) -> jax.Array:
+    """Horner's rule as :func:`_fixed_math.horner` (each product rounded on its own) with
+    each element's coefficients taken from its branch: ``branches`` is ``[(mask, c), ...,
+    (None, c)]``, the first whose mask holds (the last one otherwise). One evaluation per
+    element instead of one per branch; each element's value is its branch's polynomial's,
+    bit for bit (shorter ones are padded with leading zeros, :func:`_padded`; ``x`` finite)."""
+    dtype = x.dtype.type
+    length = max(len(c) for _, c in branches)
+    columns = [_padded(c, length) for _, c in branches]
+
+    def coefficient(i):
+        value = jnp.full_like(x, dtype(columns[-1][i]))
+        for (mask, _), column in zip(branches[-2::-1], columns[-2::-1]):
+            value = jnp.where(mask, dtype(column[i]), value)
+        return value
+
+    y = coefficient(0)
+    for i in range(1, length):
+        y = _fixed_math.rounded(y * x) + coefficient(i)
+    return y
+
+
 def lower_half_ndtri(p: jax.Array, *, p_min: float) -> jax.Array:
     """:func:`ndtri` (``<= 0``) for ``p`` in ``[p_min, 1/2]``, bit for bit.
+
+    Two forms with the same values, chosen per platform when the program is lowered
+    (:func:`jaxpmac._lowering._platform.by_platform`): on CPUs each branch (central, tail, far
+    tail) is evaluated and one selected, as :func:`ndtri` does; elsewhere each element
+    evaluates one rational function with its branch's coefficients
+    (:func:`_one_ratio_per_element`), which a GPU runs in fewer instructions and a CPU more
+    slowly (benchmarks/README.md, "What we tried").
 
     Args:
         p: float array, every element in ``[p_min, 1/2]`` (not checked: the caller's
             construction guarantees it).
-        p_min: a static lower bound of ``p``; the far-tail branch is traced only if
-            ``p_min < exp(-32)``.
+        p_min: a static lower bound of ``p``, a positive normal float; the far-tail branch is
+            traced only if ``p_min < exp(-32)``.
 
     Example:
         >>> import jax.numpy as jnp
@@ -92,6 +135,18 @@ def lower_half_ndtri(p: jax.Array, *, p_min: float) -> jax.Array:
         >>> bool((lower_half_ndtri(p, p_min=2.0 ** -33) == ndtri(p)).all())
         True
     """
+    def rolled(q):
+        return _branch_by_branch(q, far_tail=p_min < FAR_TAIL_BELOW)
+
+    def one_ratio(q):
+        return _one_ratio_per_element(q, far_tail=p_min < FAR_TAIL_BELOW)
+
+    return _platform.by_platform(p, rolled=rolled, elementwise=one_ratio,
+                                 result=jax.ShapeDtypeStruct(p.shape, p.dtype))
+
+
+def _branch_by_branch(p: jax.Array, *, far_tail: bool) -> jax.Array:
+    """:func:`lower_half_ndtri` with every branch evaluated (``far_tail``: that one too)."""
     dtype = p.dtype.type
     polynomial = _fixed_math.horner
     w = p - dtype(0.5)
@@ -100,12 +155,39 @@ def lower_half_ndtri(p: jax.Array, *, p_min: float) -> jax.Array:
         w * ww * divide(polynomial(CENTRE_P, ww), polynomial(CENTRE_Q, ww)))
     # ndtri multiplies by -sqrt(2 pi) and negates below 1/2: the same value, exactly.
     centre = centre * dtype(np.sqrt(2.0 * np.pi))
-    z, first_term = _tail_terms(p)
+    z, first_term = _tail_terms(p, positive_normal=True)
     tail = first_term - _tail_ratio(TAIL_P, TAIL_Q, z)
-    if p_min < FAR_TAIL_BELOW:
-        far_tail = first_term - _tail_ratio(FAR_TAIL_P, FAR_TAIL_Q, z)
-        tail = jnp.where(z >= dtype(8.0), far_tail, tail)
+    if far_tail:
+        far = first_term - _tail_ratio(FAR_TAIL_P, FAR_TAIL_Q, z)
+        tail = jnp.where(z >= dtype(8.0), far, tail)
     return jnp.where(p > dtype(CENTRE_BELOW), centre, -tail)
+
+
+def _one_ratio_per_element(p: jax.Array, *, far_tail: bool) -> jax.Array:
+    """:func:`lower_half_ndtri` with one rational function per element: its branch's
+    coefficients are selected (:func:`_branch_horner`), and the centre's ``P / Q`` and the
+    tails' ``P / (Q z)`` are one division by ``Q s``, ``s`` 1 at the centre and ``z`` in the
+    tails (``Q * 1`` is exact). The arithmetic each element keeps is its branch's in
+    :func:`_branch_by_branch`, operation for operation, so the values are the same."""
+    dtype = p.dtype.type
+    w = p - dtype(0.5)
+    ww = lax.square(w)
+    z, first_term = _tail_terms(p, positive_normal=True)
+    centre = p > dtype(CENTRE_BELOW)
+    numerators, denominators = [(centre, CENTRE_P)], [(centre, CENTRE_Q)]
+    if far_tail:
+        far = z >= dtype(8.0)
+        numerators.append((far, FAR_TAIL_P))
+        denominators.append((far, FAR_TAIL_Q))
+    numerators.append((None, TAIL_P))
+    denominators.append((None, TAIL_Q))
+    # The centre's polynomials are in w**2, the tails' in 1/z.
+    x = jnp.where(centre, ww, divide(1, z))
+    ratio = divide(_branch_horner(numerators, x),
+                   _branch_horner(denominators, x) * jnp.where(centre, dtype(1.0), z))
+    central = w + _fixed_math.rounded(w * ww * ratio)
+    central = central * dtype(np.sqrt(2.0 * np.pi))
+    return jnp.where(centre, central, ratio - first_term)
 
 
 def normal_of_word(word: jax.Array, dtype) -> jax.Array:

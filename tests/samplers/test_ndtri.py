@@ -8,7 +8,8 @@ which moved under jax 0.12:
 * the accuracy, against float64 references from the standard library (``statistics.NormalDist``,
   ``math.erfc``) within stated bounds;
 * ``lower_half_ndtri`` (the shortcut ``normal`` takes) equals ``ndtri`` bit for bit on
-  ``[p_min, 1/2]``, and ``jp.normal`` is ``-+ndtri(p)`` of its words.
+  ``[p_min, 1/2]`` in both of its forms (the CPU's, each branch evaluated; the accelerators',
+  one rational function per element), and ``jp.normal`` is ``-+ndtri(p)`` of its words.
 
 The inputs of ``lower_half_ndtri`` are the ``p`` that ``_unit.symmetric_unit`` makes from stream
 words: every word with low bits ``k`` near 0 (the deepest tail, ``p = 2**-(W+1)``), near
@@ -31,6 +32,7 @@ import pytest
 import jaxpmac as jp
 from jaxpmac._samplers import _ndtri
 from jaxpmac._samplers import _unit
+from conftest import for_each_lowering
 
 N_RANDOM = 1 << 14
 
@@ -136,6 +138,16 @@ def test_values_are_pinned(name, dtype):
     assert _digest(values) == PINNED[f"{name}/{np.dtype(dtype).name}"]
 
 
+@pytest.mark.parametrize("lowering", ["elementwise", "elementwise_pairs"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_accelerator_form_values_are_pinned(lowering, dtype):
+    """The accelerators' ``lower_half_ndtri`` (one rational function per element, and the
+    GPU's float64 division and root under ``elementwise``) has the CPU's pinned values."""
+    with jax.enable_x64(dtype == np.float64), jp.force_lowering(lowering):
+        values = _compiled("lower_half_ndtri", dtype)
+    assert _digest(values) == PINNED[f"lower_half_ndtri/{np.dtype(dtype).name}"]
+
+
 def test_pinned_values_by_hand():
     for name, dtype_name, argument, expected in PINNED_VALUES:
         dtype = np.dtype(dtype_name).type
@@ -188,7 +200,10 @@ def test_edges():
     np.testing.assert_array_equal(np.asarray(_ndtri.ndtr(x)), [0.0, 1.0, 0.5, np.nan, 0.0, 1.0])
 
 
+@for_each_lowering
 class LowerHalfNdtriTest(chex.TestCase):
+    """Under each lowering: the CPU's form of ``lower_half_ndtri`` (``rolled``) and the
+    accelerators' (the others), each against ``ndtri`` under the same lowering."""
 
     def _assert_bit_for_bit(self, word_dtype, float_dtype):
         """Returns the values after checking them against :func:`_ndtri.ndtri` bit for bit."""
