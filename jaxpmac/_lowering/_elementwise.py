@@ -32,7 +32,7 @@ from jax.extend import core as jax_core
 
 from jaxpmac._cipher import _threefish
 from jaxpmac._cipher import _words as w
-from jaxpmac._lowering._platform import kernel_iota
+from jaxpmac._lowering._platform import force_lowering, kernel_iota
 
 WORD_BITS = 64
 BLOCK_WORDS = 4
@@ -143,25 +143,28 @@ def stream_window(h, final_tweak, first_block, skip, *, shape: tuple[int, ...], 
 MAX_MAPPED_WINDOW_OPS = 512
 
 
-def maps_words(word_map, dtype, out_dtype) -> bool:
-    """Whether :func:`mapped_window` applies: a stream dtype narrower than a word, mapped to
-    numbers (not bool) whose elements of a word pack into 16, 32 or 64 bits, by a map of at
-    most :data:`MAX_MAPPED_WINDOW_OPS` operations."""
+def maps_words(word_map, dtype, out_dtype, n: int) -> bool:
+    """Whether :func:`mapped_window` applies to a window of ``n`` elements: a stream dtype
+    narrower than a word, mapped to numbers (not bool) whose elements of a word pack into 16,
+    32 or 64 bits, by a map of at most :data:`MAX_MAPPED_WINDOW_OPS` operations."""
     bits, out_bits = jnp.dtype(dtype).itemsize * 8, jnp.dtype(out_dtype).itemsize * 8
     return (bits < WORD_BITS and jnp.dtype(out_dtype) != jnp.bool_
             and WORD_BITS // bits * out_bits in (16, 32, 64)
-            and _operations(word_map, jnp.dtype(dtype), w.x64_enabled()) <= MAX_MAPPED_WINDOW_OPS)
+            and _operations(word_map, jnp.dtype(dtype), w.x64_enabled(), n)
+            <= MAX_MAPPED_WINDOW_OPS)
 
 
 @functools.lru_cache(maxsize=256)
-def _operations(word_map: Callable, dtype, x64: bool) -> int:
-    """The equations of ``word_map``'s jaxpr on one element, nested jaxprs included."""
+def _operations(word_map: Callable, dtype, x64: bool, n: int) -> int:
+    """The equations of ``word_map``'s jaxpr on ``n`` elements (a map may take another form
+    for another size), nested jaxprs included, as this lowering traces it (forced, so that
+    a platform choice inside the map is counted as its branch here)."""
     def count(jaxpr) -> int:
         return sum(1 + sum(count(getattr(sub, "jaxpr", sub))
                            for sub in jax_core.jaxprs_in_params(eqn.params))
                    for eqn in jaxpr.eqns)
-    with jax.enable_x64(x64):
-        return count(jax.make_jaxpr(word_map)(jax.ShapeDtypeStruct((1,), dtype)).jaxpr)
+    with jax.enable_x64(x64), force_lowering("elementwise"):
+        return count(jax.make_jaxpr(word_map)(jax.ShapeDtypeStruct((n,), dtype)).jaxpr)
 
 
 def mapped_window(h, final_tweak, first_block, skip, *, n: int, dtype, word_map: Callable,

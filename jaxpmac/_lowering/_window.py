@@ -73,7 +73,7 @@ def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word,
         def elementwise_window(dynamic):
             *h, final_tweak, first_block, skip = with_dynamic(values, dynamic)
             if (wide and word_map is not None
-                    and _elementwise.maps_words(word_map, dtype, out_dtype)):
+                    and _elementwise.maps_words(word_map, dtype, out_dtype, n)):
                 # A GPU's mapped window: one cipher per block, its words mapped where they are.
                 return _elementwise.mapped_window(h, final_tweak, first_block, skip, n=n,
                                                   dtype=dtype, word_map=word_map,

@@ -16,13 +16,15 @@ infinity cases and all three rational approximations for every element; a normal
 or infinity occurs and, for float32 (``W = 32``), the far tail ``p < exp(-32)`` is out of reach.
 The arithmetic on the branches that remain is ``ndtri``'s own, in the same order, so the
 values do not change; its ``log``s skip their edge cases (every argument is a positive normal
-float). On accelerators each element then evaluates one rational function, its own branch's
-(checked, as above, for all ``2**31`` float32 inputs), in fewer GPU instructions than every
-branch's; on a CPU that form is the slower one, so CPUs keep the branches
-(benchmarks/README.md, "What we tried").
+float). On accelerators, from :data:`ONE_RATIO_MIN_SIZE` elements, each element then evaluates
+one rational function, its own branch's (checked, as above, for all ``2**31`` float32 inputs),
+in fewer instructions than every branch's; CPUs, where that form is the slower one, and smaller
+draws, which compile faster with the branches, keep them (benchmarks/README.md).
 """
 
 from __future__ import annotations
+
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -84,6 +86,14 @@ def _tail_ratio(numerator, denominator, z: jax.Array) -> jax.Array:
                   _fixed_math.horner(denominator, inverse) * z)
 
 
+#: The smallest ``lower_half_ndtri`` (elements) that takes the accelerators' one rational
+#: function per element there. Smaller ones, such as a model's many small draws, keep every
+#: branch: XLA's TPU and GPU compilers split the one-ratio form into more kernels and compile
+#: it more slowly, which many draw sites add up (benchmarks/README.md,
+#: "The elementwise lowering").
+ONE_RATIO_MIN_SIZE = 1 << 16
+
+
 def _padded(coefficients, length: int) -> tuple[float, ...]:
     """``coefficients`` of a polynomial with leading zeros up to ``length``: by Horner's rule
     the zeros give ``0 * x + 0 = 0`` exactly for a finite ``x``, then the first coefficient,
@@ -116,12 +126,12 @@ def _branch_horner(branches, x: jax.Array) -> jax.Array:
 def lower_half_ndtri(p: jax.Array, *, p_min: float) -> jax.Array:
     """:func:`ndtri` (``<= 0``) for ``p`` in ``[p_min, 1/2]``, bit for bit.
 
-    Two forms with the same values, chosen per platform when the program is lowered
-    (:func:`jaxpmac._lowering._platform.by_platform`): on CPUs each branch (central, tail, far
-    tail) is evaluated and one selected, as :func:`ndtri` does; elsewhere each element
-    evaluates one rational function with its branch's coefficients
-    (:func:`_one_ratio_per_element`), which a GPU runs in fewer instructions and a CPU more
-    slowly (benchmarks/README.md, "What we tried").
+    Two forms with the same values: each branch (central, tail, far tail) evaluated and one
+    selected, as :func:`ndtri` does, on CPUs and below :data:`ONE_RATIO_MIN_SIZE` elements;
+    from that size on accelerators, chosen when the program is lowered
+    (:func:`jaxpmac._lowering._platform.by_platform`), one rational function per element with
+    its branch's coefficients (:func:`_one_ratio_per_element`), which a GPU or TPU runs in
+    fewer instructions and a CPU more slowly (benchmarks/README.md).
 
     Args:
         p: float array, every element in ``[p_min, 1/2]`` (not checked: the caller's
@@ -135,14 +145,14 @@ def lower_half_ndtri(p: jax.Array, *, p_min: float) -> jax.Array:
         >>> bool((lower_half_ndtri(p, p_min=2.0 ** -33) == ndtri(p)).all())
         True
     """
-    def rolled(q):
-        return _branch_by_branch(q, far_tail=p_min < FAR_TAIL_BELOW)
-
-    def one_ratio(q):
-        return _one_ratio_per_element(q, far_tail=p_min < FAR_TAIL_BELOW)
-
-    return _platform.by_platform(p, rolled=rolled, elementwise=one_ratio,
-                                 result=jax.ShapeDtypeStruct(p.shape, p.dtype))
+    far_tail = p_min < FAR_TAIL_BELOW
+    branch_by_branch = functools.partial(_branch_by_branch, far_tail=far_tail)
+    if p.size < ONE_RATIO_MIN_SIZE:
+        return branch_by_branch(p)
+    return _platform.by_platform(
+        p, rolled=branch_by_branch,
+        elementwise=functools.partial(_one_ratio_per_element, far_tail=far_tail),
+        result=jax.ShapeDtypeStruct(p.shape, p.dtype))
 
 
 def _branch_by_branch(p: jax.Array, *, far_tail: bool) -> jax.Array:

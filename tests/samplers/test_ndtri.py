@@ -110,13 +110,20 @@ def _ndtr_inputs(dtype) -> np.ndarray:
     return x.astype(dtype)
 
 
+def _one_ratio(p, *, p_min):
+    """The accelerators' form of ``lower_half_ndtri``, which it takes from
+    ``_ndtri.ONE_RATIO_MIN_SIZE`` elements on, at any size."""
+    return _ndtri._one_ratio_per_element(p, far_tail=p_min < _ndtri.FAR_TAIL_BELOW)
+
+
 def _compiled(name, dtype):
     """The compiled outputs of function ``name`` on its fixed inputs in ``dtype``."""
-    if name == "lower_half_ndtri":
+    if name in ("lower_half_ndtri", "one_ratio"):
+        form = _ndtri.lower_half_ndtri if name == "lower_half_ndtri" else _one_ratio
         word_dtype = np.uint32 if dtype == np.float32 else np.uint64
         p_min = 2.0 ** -(np.dtype(word_dtype).itemsize * 8 + 1)
         words = jnp.asarray(_words_around_branches(word_dtype))
-        fn = jax.jit(lambda w: _ndtri.lower_half_ndtri(_p_of_words(w, dtype), p_min=p_min))
+        fn = jax.jit(lambda w: form(_p_of_words(w, dtype), p_min=p_min))
         return np.asarray(fn(words))
     inputs = _ndtri_inputs(dtype) if name == "ndtri" else _ndtr_inputs(dtype)
     return np.asarray(jax.jit(getattr(_ndtri, name))(jnp.asarray(inputs)))
@@ -144,7 +151,7 @@ def test_accelerator_form_values_are_pinned(lowering, dtype):
     """The accelerators' ``lower_half_ndtri`` (one rational function per element, and the
     GPU's float64 division and root under ``elementwise``) has the CPU's pinned values."""
     with jax.enable_x64(dtype == np.float64), jp.force_lowering(lowering):
-        values = _compiled("lower_half_ndtri", dtype)
+        values = _compiled("one_ratio", dtype)
     assert _digest(values) == PINNED[f"lower_half_ndtri/{np.dtype(dtype).name}"]
 
 
@@ -210,13 +217,15 @@ class LowerHalfNdtriTest(chex.TestCase):
         words = jnp.asarray(_words_around_branches(word_dtype))
         p_min = 2.0 ** -(np.dtype(word_dtype).itemsize * 8 + 1)
 
-        def both(w):
+        def forms(w):
             p = _p_of_words(w, float_dtype)
-            return _ndtri.lower_half_ndtri(p, p_min=p_min), _ndtri.ndtri(p)
+            return (_ndtri.lower_half_ndtri(p, p_min=p_min), _one_ratio(p, p_min=p_min),
+                    _ndtri.ndtri(p))
 
-        ours, full = self.variant(both)(words)
-        np.testing.assert_array_equal(np.asarray(ours).view(word_dtype),
-                                      np.asarray(full).view(word_dtype))
+        ours, one_ratio, full = self.variant(forms)(words)
+        for form in (ours, one_ratio):
+            np.testing.assert_array_equal(np.asarray(form).view(word_dtype),
+                                          np.asarray(full).view(word_dtype))
         return ours
 
     @chex.variants(with_jit=True, without_jit=True)
@@ -236,6 +245,23 @@ class LowerHalfNdtriTest(chex.TestCase):
         traced_with = jax.make_jaxpr(lambda q: _ndtri.lower_half_ndtri(q, p_min=2.0 ** -65))(p)
         traced_without = jax.make_jaxpr(lambda q: _ndtri.lower_half_ndtri(q, p_min=2.0 ** -33))(p)
         assert len(traced_without.eqns) < len(traced_with.eqns)
+
+
+@pytest.mark.parametrize("lowering", ["elementwise", "elementwise_pairs"])
+def test_a_large_normal_takes_the_one_ratio_form_with_the_same_values(lowering):
+    """From ``ONE_RATIO_MIN_SIZE`` values on, an accelerator's ``normal`` evaluates one
+    rational function per value (its map is another program), and draws the CPU's values."""
+    state = jp.key(12).split_static("one ratio")
+    n = _ndtri.ONE_RATIO_MIN_SIZE
+    p = jax.ShapeDtypeStruct((n,), jnp.float32)
+    with jp.force_lowering(lowering):
+        forced = jax.jit(lambda s: jp.normal(s, (n,), jnp.float32))(state)
+        below = jax.make_jaxpr(lambda q: _ndtri.lower_half_ndtri(q[1:], p_min=2.0 ** -33))(p)
+        above = jax.make_jaxpr(lambda q: _ndtri.lower_half_ndtri(q, p_min=2.0 ** -33))(p)
+    # One polynomial pair and division instead of two: fewer operations.
+    assert len(above.eqns) < len(below.eqns)
+    np.testing.assert_array_equal(np.asarray(forced).view(np.uint32),
+                                  np.asarray(jp.normal(state, (n,), jnp.float32)).view(np.uint32))
 
 
 def test_normal_is_signed_ndtri_of_its_words():
