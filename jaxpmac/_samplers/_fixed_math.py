@@ -48,11 +48,16 @@ def horner(coefficients, x: jax.Array) -> jax.Array:
     each product rounded before its addition (:func:`rounded`): XLA fuses a multiply-add into
     one fused multiply-add in some fusions and not others (it depended on the output's shape
     under jax 0.12), so only written-out roundings give the same values in every program, with
-    and without ``jit``, on every jax and instruction set."""
+    and without ``jit``, on every jax and instruction set. A coefficient may be an array
+    (each element's own coefficient, as ``x``'s shape)."""
     dtype = x.dtype.type
-    y = jnp.full_like(x, dtype(coefficients[0]))
+
+    def coefficient(c):
+        return c if isinstance(c, jax.Array) else dtype(c)
+
+    y = jnp.broadcast_to(coefficient(coefficients[0]), x.shape).astype(x.dtype)
     for c in coefficients[1:]:
-        y = rounded(y * x) + dtype(c)
+        y = rounded(y * x) + coefficient(c)
     return y
 
 

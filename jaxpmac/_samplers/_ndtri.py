@@ -117,10 +117,7 @@ def _branch_horner(branches, x: jax.Array) -> jax.Array:
             value = jnp.where(mask, dtype(column[i]), value)
         return value
 
-    y = coefficient(0)
-    for i in range(1, length):
-        y = _fixed_math.rounded(y * x) + coefficient(i)
-    return y
+    return _fixed_math.horner([coefficient(i) for i in range(length)], x)
 
 
 def lower_half_ndtri(p: jax.Array, *, p_min: float) -> jax.Array:
@@ -155,16 +152,21 @@ def lower_half_ndtri(p: jax.Array, *, p_min: float) -> jax.Array:
         result=jax.ShapeDtypeStruct(p.shape, p.dtype))
 
 
+def _central(w: jax.Array, ww: jax.Array, ratio: jax.Array) -> jax.Array:
+    """The central approximation's value from ``w = p - 1/2``, ``w**2`` and ``P(w**2) /
+    Q(w**2)``. ndtri multiplies by -sqrt(2 pi) and negates below 1/2: the same value,
+    exactly."""
+    dtype = w.dtype.type
+    return (w + _fixed_math.rounded(w * ww * ratio)) * dtype(np.sqrt(2.0 * np.pi))
+
+
 def _branch_by_branch(p: jax.Array, *, far_tail: bool) -> jax.Array:
     """:func:`lower_half_ndtri` with every branch evaluated (``far_tail``: that one too)."""
     dtype = p.dtype.type
     polynomial = _fixed_math.horner
     w = p - dtype(0.5)
     ww = lax.square(w)
-    centre = w + _fixed_math.rounded(
-        w * ww * divide(polynomial(CENTRE_P, ww), polynomial(CENTRE_Q, ww)))
-    # ndtri multiplies by -sqrt(2 pi) and negates below 1/2: the same value, exactly.
-    centre = centre * dtype(np.sqrt(2.0 * np.pi))
+    centre = _central(w, ww, divide(polynomial(CENTRE_P, ww), polynomial(CENTRE_Q, ww)))
     z, first_term = _tail_terms(p, positive_normal=True)
     tail = first_term - _tail_ratio(TAIL_P, TAIL_Q, z)
     if far_tail:
@@ -195,9 +197,7 @@ def _one_ratio_per_element(p: jax.Array, *, far_tail: bool) -> jax.Array:
     x = jnp.where(centre, ww, divide(1, z))
     ratio = divide(_branch_horner(numerators, x),
                    _branch_horner(denominators, x) * jnp.where(centre, dtype(1.0), z))
-    central = w + _fixed_math.rounded(w * ww * ratio)
-    central = central * dtype(np.sqrt(2.0 * np.pi))
-    return jnp.where(centre, central, ratio - first_term)
+    return jnp.where(centre, _central(w, ww, ratio), ratio - first_term)
 
 
 def normal_of_word(word: jax.Array, dtype) -> jax.Array:
