@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import functools
 import json
+import math
 import os
 import pathlib
 import shutil
@@ -44,6 +45,9 @@ _CACHE_KEY = pytest.StashKey[str]()
 
 
 def pytest_configure(config):
+    global _example_share
+    if config.getoption("all_examples"):
+        _example_share = 1
     if os.environ.get(_CACHE_VARIABLE) == "off":
         return
     if not hasattr(config, "workerinput"):          # the controller, or a run without workers
@@ -93,8 +97,26 @@ def slow_except(values, keep) -> list:
             for value in values]
 
 
+#: The share of each property test's examples that a run draws: a fifth (at least two) by
+#: default, every one with ``--all-examples``. Most examples compile the sampler again (another
+#: message length or size is another program), so the examples are most of these tests' time;
+#: the default run is CI's, and examples are drawn anew in every run.
+DEFAULT_RUN_EXAMPLE_SHARE = 0.2
+_example_share = DEFAULT_RUN_EXAMPLE_SHARE
+
+
+def pytest_addoption(parser):
+    parser.addoption("--all-examples", action="store_true",
+                     help="run every property test with its full number of examples "
+                          f"(the default run draws {DEFAULT_RUN_EXAMPLE_SHARE:.0%}, at least 2)")
+
+
 def property_settings(max_examples: int = 25) -> hypothesis.settings:
-    return hypothesis.settings(PROPERTY_SETTINGS, max_examples=max_examples)
+    """The property tests' settings, with ``max_examples`` in a run with ``--all-examples``
+    and a fifth of it (at least two) in the default run."""
+    drawn = max_examples if _example_share == 1 else max(2, math.ceil(max_examples
+                                                                      * _example_share))
+    return hypothesis.settings(PROPERTY_SETTINGS, max_examples=drawn)
 
 
 def load_conformance(name: str):

@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from absl.testing import parameterized
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import jaxpmac as jp
@@ -30,12 +30,11 @@ from jaxpmac._hail import _engine as engine
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # tests/: the oracle
 import reference_oracle as ro  # noqa: E402
-from conftest import CONFORMANCE, for_each_lowering  # noqa: E402
+from conftest import CONFORMANCE, for_each_lowering, property_settings  # noqa: E402
 
 CASES = json.loads((CONFORMANCE / "hail_public.json").read_text())
 NORM_RTOL = 1e-15      # docs/spec.md section 3: XLA's log against Java's StrictMath.log
-SETTINGS = settings(max_examples=12, deadline=None, database=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = property_settings(12)
 
 # Hail's public functions with the parameters of the conformance file's fields.
 DRAWS = {

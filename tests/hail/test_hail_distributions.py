@@ -18,7 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # tests/: the oracles
 import reference_jdistlib as rj  # noqa: E402
 import reference_oracle as ro  # noqa: E402
-from conftest import CONFORMANCE  # noqa: E402
+from conftest import CONFORMANCE, property_settings  # noqa: E402
 
 RECORDS = [json.loads(line.rstrip(",\n")) for line in
            (CONFORMANCE / "hail_functions_public.json").read_text().splitlines()
@@ -131,7 +131,7 @@ def test_oracle_invalid_parameters():
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
-from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import jaxpmac as jp  # noqa: E402
@@ -140,8 +140,7 @@ from jaxpmac._cipher import _words as w  # noqa: E402
 from jaxpmac._hail import _engine as engine  # noqa: E402
 from jaxpmac._hail import _jdistlib  # noqa: E402
 
-SETTINGS = settings(max_examples=6, deadline=None, database=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = property_settings(6)
 
 
 def _state(global_seed, static_uid, message):
@@ -169,7 +168,8 @@ def _draw_many(states, params, draw):
     for final_tweak, (indices, hs) in _stacked(states).items():
         args = [jnp.asarray([params[i][k] for i in indices], jnp.float64)
                 for k in range(len(params[0]))]
-        values = jax.vmap(lambda h, *a: draw(h, *a, final_tweak=final_tweak))(hs, *args)
+        values = jax.jit(jax.vmap(lambda h, *a: draw(h, *a, final_tweak=final_tweak)))(
+            hs, *args)
         for i, v in zip(indices, np.asarray(values).tolist()):
             out[i] = v
     return out

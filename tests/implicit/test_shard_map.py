@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import run_child_with_host_devices
+from conftest import run_child_with_host_devices, slow_except
 from jax.sharding import PartitionSpec as P
 
 import jaxpmac as jp
@@ -133,7 +133,8 @@ def _report_with(devices: int) -> dict:
     return _REPORTS[devices]
 
 
-@pytest.fixture(params=DEVICES, ids=[f"{n}dev" for n in DEVICES])
+# One device against eight by default; two and four in the slow run (a child process each).
+@pytest.fixture(params=slow_except(DEVICES, keep=(1, 8)), ids=[f"{n}dev" for n in DEVICES])
 def report(request):
     return _report_with(request.param)
 

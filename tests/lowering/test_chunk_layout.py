@@ -105,8 +105,16 @@ SHAPED_DRAWS = {
 }
 
 
-@pytest.mark.parametrize("shape", SHAPED.values(), ids=SHAPED.keys())
-@pytest.mark.parametrize("name", SHAPED_DRAWS)
+# normal in every shape by default; the other maps in two shapes (boxes cut from blocks, and
+# overlapping boxes), every shape in the slow run: the boxes do not depend on the map.
+DEFAULT_SHAPED_OTHER_MAPS = ("rows_not_whole_blocks", "long_prime_rows")
+
+
+@pytest.mark.parametrize("name, shape", [
+    pytest.param(name, shape, id=f"{name}-{shape_id}",
+                 marks=() if name == "normal" or shape_id in DEFAULT_SHAPED_OTHER_MAPS
+                 else pytest.mark.slow)
+    for name in SHAPED_DRAWS for shape_id, shape in SHAPED.items()])
 def test_shaped_outputs_equal_the_flat_draw_in_every_layout(name, shape):
     n = int(np.prod(shape))
     flat = _draw_with(lambda n: SHAPED_DRAWS[name]((n,)), n, flat=False, after=False)

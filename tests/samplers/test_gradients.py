@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 import scipy.special as sc
 import scipy.stats as st
+from conftest import slow_except
 
 import jaxpmac as jp
 from golden_values import CASES, GOLDEN_FILE, N, ROOT
@@ -35,6 +36,18 @@ def modes(names=MODES, default=DEFAULT_MODES):
     """``names`` as parameters, those outside ``default`` marked slow."""
     return [name if name in default else pytest.param(name, marks=pytest.mark.slow)
             for name in names]
+
+
+def _every_mode_for_one(firsts, first_in_every_mode, names=MODES, default=DEFAULT_MODES):
+    """``(first, mode)`` parameters: every ``first`` in forward mode, ``first_in_every_mode`` in
+    the default modes as well, and the others in the slow run (the rules are one code path
+    whatever the parameters; the modes differ in how jax composes them)."""
+    return [(first, mode) if mode == names[0] or (first == first_in_every_mode
+                                                 and mode in default)
+            else pytest.param(first, mode, marks=pytest.mark.slow)
+            for first in firsts for mode in names]
+
+
 F64 = jnp.float64
 
 
@@ -126,8 +139,8 @@ TRUNCATED_BOUNDS = {
 }
 
 
-@pytest.mark.parametrize("bounds", sorted(TRUNCATED_BOUNDS))
-@pytest.mark.parametrize("mode", modes())
+@pytest.mark.parametrize("bounds, mode", _every_mode_for_one(sorted(TRUNCATED_BOUNDS),
+                                                            "upper tail (mirrored)"))
 def test_truncated_normal_bounds_derivatives_match_finite_differences(mode, bounds):
     state = _state("truncated_normal")
     lower, upper = (jnp.asarray(b) for b in TRUNCATED_BOUNDS[bounds])
@@ -265,8 +278,9 @@ def test_dirichlet_derivatives_follow_the_gammas(mode):
 COVARIANCE = np.array([[2.0, 0.6, -0.3], [0.6, 1.0, 0.2], [-0.3, 0.2, 0.5]])
 
 
-@pytest.mark.parametrize("method", ("cholesky", "eigh", "svd"))
-@pytest.mark.parametrize("mode", ("jvp", "grad_jit", "vmap"))
+@pytest.mark.parametrize("method, mode", _every_mode_for_one(
+    ("cholesky", "eigh", "svd"), "cholesky", names=("jvp", "grad_jit", "vmap"),
+    default=("jvp", "grad_jit", "vmap")))
 def test_multivariate_normal_derivatives_match_finite_differences(method, mode):
     state = _state("multivariate_normal")
     mean = jnp.array([1.0, -1.0, 0.5])
@@ -375,7 +389,11 @@ GOLDEN_DRAWS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(GOLDEN_DRAWS))
+# float32 by default (and float64 where it is the only case); the float64 twins of the float32
+# cases in the slow run: the custom rules' code does not depend on the width.
+@pytest.mark.parametrize("name", slow_except(sorted(GOLDEN_DRAWS), keep=[
+    name for name in GOLDEN_DRAWS
+    if name.endswith("/float32") or name.replace("/float64", "/float32") not in GOLDEN_DRAWS]))
 def test_values_under_jvp_and_vjp_are_the_golden_values(name):
     """The golden case's values, drawn with its parameters traced (the differentiable path)
     under ``jvp`` (jitted) and ``vjp``: the stored values, bit for bit."""
