@@ -197,16 +197,28 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.slow)
 
 
-def for_each_lowering(cls):
-    """A ``unittest.TestCase`` class whose tests run once per lowering, as subtests (pytest's
-    parametrized fixtures do not reach ``TestCase`` methods). Apply it after the class'
-    own test generation (chex variants, absl parameters): it wraps the final methods."""
+def for_each_lowering(cls=None, *, keep=()):
+    """A ``unittest.TestCase`` class whose tests run once per lowering (forced with
+    ``force_lowering``), each as a test of its own: ``test_x__under_<lowering>`` (pytest's
+    parametrized fixtures do not reach ``TestCase`` methods). Those under
+    :data:`OWN_LOWERING` and ``keep`` run by default, the others in the slow run, as
+    ``other_lowerings_slow`` does for functions. Apply it after the class' own test generation
+    (chex variants, absl parameters): it replaces the final methods."""
+    if cls is None:
+        return functools.partial(for_each_lowering, keep=keep)
+    kept = (OWN_LOWERING, *keep)
     for name in [name for name in dir(cls) if name.startswith("test")]:
-        def run_each(self, *args, _test=getattr(cls, name), **kwargs):
-            for lowering in LOWERINGS:
-                with self.subTest(lowering=lowering), force_lowering(lowering):
+        test = getattr(cls, name)
+        delattr(cls, name)
+        for lowering in LOWERINGS:
+            def run_under(self, *args, _test=test, _lowering=lowering, **kwargs):
+                with force_lowering(_lowering):
                     _test(self, *args, **kwargs)
-        setattr(cls, name, functools.wraps(getattr(cls, name))(run_each))
+            run_under = functools.wraps(test)(run_under)
+            run_under.__name__ = f"{name}__under_{lowering}"
+            if lowering not in kept:
+                run_under = pytest.mark.slow(run_under)
+            setattr(cls, run_under.__name__, run_under)
     return cls
 
 

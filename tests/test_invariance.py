@@ -25,7 +25,8 @@ def _loop(make_state, indices):
     return np.stack([np.asarray(jp.bits(make_state(int(i)), (N,))) for i in indices])
 
 
-@for_each_lowering
+# The TPU's lowering stands for the accelerators' by default (every lowering in the slow run).
+@for_each_lowering(keep=("elementwise_pairs",))
 class InvarianceTest(chex.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
@@ -150,6 +151,9 @@ def test_a_concrete_state_is_folded_where_it_is_concrete():
     assert len(str(closed)) < len(str(passed))
 
 
+# Slow run: test_disable_jit draws every public function op by op (bits over several chunks and
+# vmapped draws among them); these are the integer draws' loops once more.
+@pytest.mark.slow
 def test_integer_draws_under_disable_jit_equal_the_jitted_ones():
     # Under jax.disable_jit, fori_loop runs in Python with an int index: the CPU chunk loop
     # (more than one chunk of bits) and the vmapped lane loop must take it.

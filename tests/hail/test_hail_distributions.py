@@ -147,37 +147,32 @@ def _state(global_seed, static_uid, message):
     return jp.key(global_seed).split(*message).split_static(static_uid)
 
 
-def _stacked(states):
-    """The states' hashed messages stacked (one compiled draw for many), grouped by final
-    tweak: {final_tweak: (indices, h)}."""
-    groups = {}
-    for i, s in enumerate(states):
-        final_tweak, h = engine.state_hash(s)
-        groups.setdefault(final_tweak, []).append((i, h))
-    out = {}
-    for final_tweak, members in groups.items():
-        hs = tuple(w.Pair(jnp.stack([h[k].hi for _, h in members]),
-                          jnp.stack([h[k].lo for _, h in members])) for k in range(4))
-        out[final_tweak] = ([i for i, _ in members], hs)
-    return out
+def _unjitted(fn):
+    """A ``_jdistlib`` draw without its ``jit`` (whose final tweak is static), so that the
+    final tweak can be a traced ``Pair``: the same draw for states of every final tweak in one
+    compiled program (each distribution's program compiles once, not once per final tweak)."""
+    return getattr(fn, "__wrapped__", fn)
 
 
 def _draw_many(states, params, draw):
-    """``draw(h, *param_arrays, final_tweak=...)`` vmapped over the states, as Python floats."""
-    out = [None] * len(states)
-    for final_tweak, (indices, hs) in _stacked(states).items():
-        args = [jnp.asarray([params[i][k] for i in indices], jnp.float64)
-                for k in range(len(params[0]))]
-        values = jax.jit(jax.vmap(lambda h, *a: draw(h, *a, final_tweak=final_tweak)))(
-            hs, *args)
-        for i, v in zip(indices, np.asarray(values).tolist()):
-            out[i] = v
-    return out
+    """``draw(h, *param_arrays, final_tweak=Pair)`` vmapped over the states (their hashed
+    messages and final tweaks), as Python floats: one compiled program. ``draw`` calls the
+    ``_unjitted`` draws."""
+    tweaks, hashes = zip(*(engine.state_hash(s) for s in states))
+    hs = tuple(w.Pair(jnp.stack([h[k].hi for h in hashes]), jnp.stack([h[k].lo for h in hashes]))
+               for k in range(4))
+    tweak_pairs = [engine.tweak_pair(t) for t in tweaks]
+    final_tweaks = w.Pair(jnp.stack([t.hi for t in tweak_pairs]),
+                          jnp.stack([t.lo for t in tweak_pairs]))
+    args = [jnp.asarray([p[k] for p in params], jnp.float64) for k in range(len(params[0]))]
+    values = jax.jit(jax.vmap(lambda h, f, *a: draw(h, *a, final_tweak=f)))(
+        hs, final_tweaks, *args)
+    return np.asarray(values).tolist()
 
 
 PARAM_ORDER = {"rand_pois": ("lamb",), "rand_gamma": ("shape", "scale"), "rand_beta": ("a", "b")}
-DRAWS = {"rand_pois": _jdistlib.pois, "rand_gamma": _jdistlib.gamma,
-         "rand_beta": lambda h, a, b, *, final_tweak: _jdistlib.beta(
+DRAWS = {"rand_pois": _unjitted(_jdistlib.pois), "rand_gamma": _unjitted(_jdistlib.gamma),
+         "rand_beta": lambda h, a, b, *, final_tweak: _unjitted(_jdistlib.beta)(
              h, a, b, 0.0, 1.0, final_tweak=final_tweak, bounded=False)}
 
 
@@ -199,7 +194,7 @@ def test_jax_truncated_beta_matches_hail_records():
     params = [[r["params"][k] for k in ("a", "b", "lower", "upper")] for r in records]
     with jax.enable_x64(True):
         values = _draw_many(states, params, lambda h, a, b, lo, hi, *, final_tweak:
-                            _jdistlib.beta(h, a, b, lo, hi, final_tweak=final_tweak,
+                            _unjitted(_jdistlib.beta)(h, a, b, lo, hi, final_tweak=final_tweak,
                                            bounded=True))
     assert len(records) == 24 and values == [r["value"] for r in records]
 
@@ -353,7 +348,7 @@ def test_hyper_against_oracle(cases):
     states = [_state(g, -s - 1, m) for g, s, m, _ in cases]
     with jax.enable_x64(True):
         values = _draw_many(states, [list(c[3]) for c in cases],
-                            lambda h, p, g, n, *, final_tweak: _jdistlib.hyper(
+                            lambda h, p, g, n, *, final_tweak: _unjitted(_jdistlib.hyper)(
                                 h, p.astype(jnp.int32), g.astype(jnp.int32),
                                 n.astype(jnp.int32), final_tweak=final_tweak))
     assert values == [rj.hail_rand_hyper(g, s, m, *p) for g, s, m, p in cases]

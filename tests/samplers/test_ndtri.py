@@ -207,7 +207,8 @@ def test_edges():
     np.testing.assert_array_equal(np.asarray(_ndtri.ndtr(x)), [0.0, 1.0, 0.5, np.nan, 0.0, 1.0])
 
 
-@for_each_lowering
+# Every lowering by default: each has its own form of lower_half_ndtri.
+@for_each_lowering(keep=("elementwise", "elementwise_pairs"))
 class LowerHalfNdtriTest(chex.TestCase):
     """Under each lowering: the CPU's form of ``lower_half_ndtri`` (``rolled``) and the
     accelerators' (the others), each against ``ndtri`` under the same lowering."""
