@@ -471,11 +471,22 @@ COMPOSED_SAMPLERS = ("jaxpmac.ball", "jaxpmac.beta", "jaxpmac.chisquare", "jaxpm
                      "jaxpmac.multinomial", "jaxpmac.t")
 
 
+# jax.random's samplers on a jaxpmac key are jax's own code over the key's bits: its bits, split,
+# fold_in, uniform and normal by default, the rest in the slow run.
+JAX_RANDOM_BY_DEFAULT = ("jax.random.bits", "jax.random.split", "jax.random.fold_in",
+                         "jax.random.uniform", "jax.random.normal")
+
+
+def _in_the_slow_run(name: str) -> bool:
+    return name in COMPOSED_SAMPLERS or (name.startswith("jax.random.")
+                                         and name not in JAX_RANDOM_BY_DEFAULT)
+
+
 @pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.slow) if n in COMPOSED_SAMPLERS else n
+    pytest.param(n, marks=pytest.mark.slow) if _in_the_slow_run(n) else n
     for n in sorted(n for n in DRAWS if not TABLE[n].x64_only)])
 def test_draw_under_disable_jit_equals_the_jitted_one(name):
-    assert set(COMPOSED_SAMPLERS) <= set(DRAWS)
+    assert set(COMPOSED_SAMPLERS) | set(JAX_RANDOM_BY_DEFAULT) <= set(DRAWS)
     _run(name, TABLE[name], x64=False)
 
 

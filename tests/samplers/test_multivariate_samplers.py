@@ -16,6 +16,7 @@ from absl.testing import parameterized
 
 import jaxpmac as jp
 import reference_samplers as rs
+from conftest import slow_except
 from jaxpmac._samplers import _discrete_multivariate
 
 P3 = jnp.array([0.2, 0.3, 0.5])
@@ -47,7 +48,12 @@ class VectorSamplerTest(chex.TestCase):
         np.testing.assert_array_equal(np.asarray(out), np.asarray(sample(state, (2, 3))))
 
 
-@pytest.mark.parametrize("name", sorted(VECTOR_SAMPLERS))
+# The second form of one sampler (ball's other p, orthogonal's wide and tall) in the slow run.
+OTHER_FORMS = ("ball_p0.6", "orthogonal_tall", "orthogonal_wide")
+
+
+@pytest.mark.parametrize("name", slow_except(sorted(VECTOR_SAMPLERS),
+                                             keep=set(VECTOR_SAMPLERS) - set(OTHER_FORMS)))
 def test_batch_element_i_is_a_fixed_stream_position(name):
     sample, _, _ = VECTOR_SAMPLERS[name]
     state = jp.key(5).split_static("positions")
@@ -56,7 +62,9 @@ def test_batch_element_i_is_a_fixed_stream_position(name):
                                   long[:6])
 
 
-@pytest.mark.parametrize("name", sorted(VECTOR_SAMPLERS) + ["rademacher", "geometric"])
+@pytest.mark.parametrize("name", slow_except(
+    sorted(VECTOR_SAMPLERS) + ["rademacher", "geometric"],
+    keep=set(VECTOR_SAMPLERS) - set(OTHER_FORMS) | {"rademacher", "geometric"}))
 def test_vmap_over_states_equals_each_state(name):
     if name == "rademacher":
         sample = lambda s: jp.rademacher(s, (40,))
@@ -225,7 +233,9 @@ def test_orthogonal_is_the_documented_gram_schmidt_of_normal_draws(n, m):
 
 # -- ball -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("d,p", [(1, 2.0), (3, 2.0), (5, 1.0), (4, 0.5), (6, 7.0)])
+# A Euclidean ball and a p < 1 one by default, the other dimensions and norms in the slow run.
+@pytest.mark.parametrize("d,p", [(3, 2.0), (4, 0.5)] + [
+    pytest.param(d, p, marks=pytest.mark.slow) for d, p in [(1, 2.0), (5, 1.0), (6, 7.0)]])
 def test_ball_points_lie_in_the_unit_p_ball(d, p):
     x = np.asarray(jp.ball(jp.key(d), d, p, (2000,)), np.float64)
     norm = (np.abs(x) ** p).sum(-1) ** (1 / p)

@@ -38,6 +38,10 @@ import reference_samplers as rs
 from jaxpmac._samplers import _derived_continuous as dc
 from jaxpmac._samplers import _fixed_math
 
+# Every test under every lowering. By default the uniform, normal and inverse-CDF maps run under
+# each (a lowering computes the words and, fused with them, these maps); the samplers built on
+# them (marked other_lowerings_slow) run the same code under every lowering, so under the CPU's
+# own by default and under the others in the slow run.
 pytestmark = pytest.mark.usefixtures("each_lowering")
 
 ULPS = 8
@@ -135,6 +139,7 @@ def test_inverse_cdf_transforms_of_word_i(kind, nonce, label_list, message, n):
     assert_close32(got, expected, abs_err=1.0)
 
 
+@pytest.mark.other_lowerings_slow
 @property_settings()
 @given(word_values, label_lists, messages, sizes,
        floats32(-6, 6), floats32(1e-2, 6))
@@ -216,6 +221,7 @@ def test_gamma_is_marsaglia_tsang_on_fixed_words(nonce, label_list, message, alp
     _assert_log_close(got, [e["value"] for e in expected], [e["scale"] for e in expected])
 
 
+@pytest.mark.other_lowerings_slow
 @property_settings(3)
 @given(word_values, label_lists, messages)
 def test_gamma_edge_values(nonce, label_list, message):
@@ -283,6 +289,7 @@ def test_poisson_is_inversion_or_ptrs_on_fixed_words(nonce, label_list, message,
     assert np.asarray(got).tolist() == expected
 
 
+@pytest.mark.other_lowerings_slow
 @property_settings(3)
 @given(word_values, label_lists, messages)
 def test_poisson_edge_values(nonce, label_list, message):
@@ -317,6 +324,7 @@ def _gumbel_scale(logit, noise):
     return 1 + abs(logit) + abs(noise)
 
 
+@pytest.mark.other_lowerings_slow
 @property_settings()
 @given(word_values, label_lists, messages, st.sampled_from([1, 2]), st.booleans(),
        st.lists(floats32(-5, 5), min_size=6, max_size=6), st.integers(2, 3))
@@ -348,6 +356,7 @@ def test_categorical_is_gumbel_max_on_fixed_words(nonce, label_list, message, dr
     assert np.asarray(got).tolist() == expected.tolist()
 
 
+@pytest.mark.other_lowerings_slow
 @property_settings(40)
 @given(word_values, label_lists, messages, st.sampled_from([1, 5, 12]),
        st.sampled_from([1, 4]), st.sampled_from(["uniform", "weights", "integer weights"]),
@@ -383,6 +392,7 @@ def test_choice_is_its_documented_algorithm(nonce, label_list, message, n, draws
     assert np.asarray(got_rows).tolist() == population[:, expected].tolist()
 
 
+@pytest.mark.other_lowerings_slow
 @property_settings(15)
 @given(word_values, label_lists, messages, st.sampled_from([1, 7]))
 def test_permutation_sorts_by_64_bit_words(nonce, label_list, message, n):
@@ -406,6 +416,7 @@ def test_permutation_sorts_by_64_bit_words(nonce, label_list, message, n):
 positive = st.one_of(floats32(0.05, 1.0), floats32(1.0, 20.0))
 
 
+@pytest.mark.other_lowerings_slow
 @property_settings(15)
 @given(word_values, label_lists, messages, sizes, positive, positive)
 def test_pareto_weibull_rayleigh_are_transforms_of_the_exponential_of_word_i(
@@ -427,6 +438,7 @@ def test_pareto_weibull_rayleigh_are_transforms_of_the_exponential_of_word_i(
                    abs_err=np.abs(expected))
 
 
+@pytest.mark.other_lowerings_slow
 @property_settings(15)
 @given(word_values, label_lists, messages, sizes, floats32(-5, 5), positive)
 def test_maxwells_are_normal_and_exponential_of_words_2i_and_2i_plus_1(
@@ -444,6 +456,7 @@ def test_maxwells_are_normal_and_exponential_of_words_2i_and_2i_plus_1(
     np.testing.assert_array_equal(got, np.float32(loc) + np.float32(scale) * unit)
 
 
+@pytest.mark.other_lowerings_slow
 @property_settings(15)
 @given(word_values, label_lists, messages, sizes,
        st.one_of(floats32(1e-3, 1.0), floats32(1.0, 1e3)))
@@ -458,6 +471,7 @@ def test_wald_is_michael_schucany_haas_on_words_2i_and_2i_plus_1(nonce, label_li
                    abs_err=[4 * abs(value) for value, _ in results])
 
 
+@pytest.mark.other_lowerings_slow
 @property_settings(15)
 @given(word_values, label_lists, messages, sizes, floats32(-10, 10), floats32(0, 1),
        floats32(1e-3, 10))
@@ -474,6 +488,7 @@ def test_triangular_is_the_inverse_cdf_of_word_i(nonce, label_list, message, n, 
                                                     for w in words]
 
 
+@pytest.mark.other_lowerings_slow
 @property_settings(10)
 @given(word_values, label_lists, messages, sizes, floats32(0, 3))
 def test_lognormal_is_exp_of_sigma_times_the_normal(nonce, label_list, message, n, sigma):
@@ -543,6 +558,7 @@ def test_t_f_and_generalized_normal_are_built_from_their_documented_gammas(
     np.testing.assert_array_equal(np.signbit(got), negative)
 # -- rademacher, geometric --------------------------------------------------------------------
 
+@pytest.mark.other_lowerings_slow
 @property_settings(15)
 @given(word_values, label_lists, messages, st.sampled_from([5, 40]))
 def test_rademacher_is_bit_i_of_word_i_over_32(nonce, label_list, message, n):
