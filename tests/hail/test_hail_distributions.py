@@ -195,7 +195,7 @@ def test_jax_truncated_beta_matches_hail_records():
     with jax.enable_x64(True):
         values = _draw_many(states, params, lambda h, a, b, lo, hi, *, final_tweak:
                             _unjitted(_jdistlib.beta)(h, a, b, lo, hi, final_tweak=final_tweak,
-                                           bounded=True))
+                                                      bounded=True))
     assert len(records) == 24 and values == [r["value"] for r in records]
 
 
