@@ -162,8 +162,8 @@ def _operations(word_map: Callable, dtype, x64: bool, n: int) -> int:
     a platform choice inside the map is counted as its branch here)."""
     def count(jaxpr) -> int:
         # A jitted function (``_fixed_math.rounded``'s body is one) counts as its body, as it
-        # did inlined: its own equation, one per call, pushed normal's map past the limit
-        # (unpacked: 341.5 ALU per value over the H100's kernels against 303.5 packed).
+        # did inlined: its own equation, one per call, pushed normal's map past the limit and
+        # left it unpacked (benchmarks/README.md, "H100 ALU per value").
         return sum((eqn.primitive is not jit_p)
                    + sum(count(getattr(sub, "jaxpr", sub))
                          for sub in jax_core.jaxprs_in_params(eqn.params))

@@ -38,10 +38,11 @@ import reference_samplers as rs
 from jaxpmac._samplers import _derived_continuous as dc
 from jaxpmac._samplers import _fixed_math
 
-# Every test under every lowering. By default the uniform, normal and inverse-CDF maps run under
-# each (a lowering computes the words and, fused with them, these maps); the samplers built on
-# them (marked other_lowerings_slow) run the same code under every lowering, so under the CPU's
-# own by default and under the others in the slow run.
+# Every test under every lowering. By default the uniform, normal and inverse-CDF maps of word i
+# run under each (a lowering computes the words and, fused with them, these maps); the samplers
+# built on them, the truncated normal's inverse CDF with bounds among them (marked
+# other_lowerings_slow), run the same code under every lowering, so under the CPU's own by
+# default and under the others in the slow run.
 pytestmark = pytest.mark.usefixtures("each_lowering")
 
 ULPS = 8
