@@ -142,10 +142,11 @@ OWN_LOWERING = "rolled"
 
 
 #: Files whose tests are each a long run of its own (a subprocess compiling every golden case at
-#: one instruction-set level, about two minutes): each test is a work unit of its own for
-#: ``--dist loadfile``, and they run first, so that they spread over the workers instead of
-#: ending the run on one of them while the others idle.
-OWN_WORK_UNIT_FILES = ("tests/samplers/test_golden_values_isa.py",)
+#: one instruction-set level, about two minutes; a golden case's own program, up to 40 s): each
+#: test is a work unit of its own for ``--dist loadfile``, and they run first, so that they
+#: spread over the workers instead of ending the run on one of them while the others idle.
+OWN_WORK_UNIT_FILES = ("tests/samplers/test_golden_values_isa.py",
+                       "tests/samplers/test_golden_values.py")
 
 
 def _own_work_unit(nodeid: str) -> bool:
@@ -180,14 +181,24 @@ def pytest_xdist_make_scheduler(config, log):
     return LoadFileLongTestsFirst(config, log)
 
 
+#: Docstring examples in the slow run: Hail's jdistlib-based functions, each compiling for 10-20
+#: s on a 2-core CPU. Their values are pinned by the golden values and Hail's records
+#: (tests/samplers/test_golden_values.py, tests/hail/test_hail_distributions.py).
+SLOW_DOCTESTS = frozenset(f"jaxpmac.hail.{name}" for name in (
+    "rand_pois", "rand_gamma", "rand_dirichlet", "rand_hyper", "rand_multi_hyper"))
+
+
 def pytest_collection_modifyitems(items):
     """Tests marked ``other_lowerings_slow`` run under :data:`OWN_LOWERING` (and the lowerings
     the marker's ``keep=`` names) by default and under the others in the slow run: samplers
     composed of other samplers (a gamma's ratio, a normal times a factor), whose
     lowering-dependent parts, the words and the maps, are checked under every lowering by their
     own tests; the CPU lowering's own step and chunk boundaries; property tests of paths that
-    a cheaper test covers under every lowering (each marker's comment says which)."""
+    a cheaper test covers under every lowering (each marker's comment says which). The examples
+    of :data:`SLOW_DOCTESTS` run in the slow run."""
     for item in items:
+        if isinstance(item, pytest.DoctestItem) and item.name in SLOW_DOCTESTS:
+            item.add_marker(pytest.mark.slow)
         callspec = getattr(item, "callspec", None)
         marker = item.get_closest_marker("other_lowerings_slow")
         if marker is None or callspec is None:

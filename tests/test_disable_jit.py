@@ -29,6 +29,7 @@ import pytest
 
 import jaxpmac as jp
 from jaxpmac._cipher import _words as w
+from jaxpmac._lowering import LOWERINGS
 
 ROOT = jp.key(11).split_static("disable_jit")
 N = 48                   # elements per draw: op by op, every element costs little
@@ -262,10 +263,18 @@ def _check_draw_sites():
     np.testing.assert_array_equal(np.asarray(ys), np.stack(explicit))
 
 
-def _check_force_lowering():
+# The lowerings forced op by op by default: the CPU's and the GPU's. The TPU's runs op by op by
+# default in tests/lowering/test_tpu_kernel.py's
+# test_hash_kernel_under_vmap_and_eagerly_equals_the_cpu (its kernel's window, and under vmap
+# its elementwise one); here it is in the slow run
+# (test_force_lowering_to_the_other_lowerings_under_disable_jit).
+FORCED_BY_DEFAULT = ("rolled", "elementwise")
+
+
+def _check_force_lowering(lowerings=FORCED_BY_DEFAULT):
     # Bits and a float map under each lowering (op by op, normal's transform cost 25 s more
     # under the accelerators' lowerings; the maps' values are those of every lowering anyway).
-    for name in ("rolled", "elementwise", "elementwise_pairs"):
+    for name in lowerings:
         with jp.force_lowering(name):
             jitted = jax.jit(lambda s: (jp.bits(s, (300,)), jp.uniform(s, (40,))))(ROOT)
             with jax.disable_jit():
@@ -330,8 +339,8 @@ OTHERS = {
     "jaxpmac.rand.keyed_by": NoDraw("a context for keyless draws; checked: a keyed model gives "
                                     "its jitted values under disable_jit", _check_keyed_by),
     "jaxpmac.force_lowering": NoDraw("a context switch; checked: every forced lowering gives "
-                                     "the jitted bits and normals under disable_jit",
-                                     _check_force_lowering),
+                                     "the jitted bits and normals under disable_jit (the "
+                                     "TPU's lowering in the slow run)", _check_force_lowering),
     "jaxpmac.hail": NoDraw("a module: its functions have entries of their own",
                            _check_submodule(jp.hail)),
     "jaxpmac.rand": NoDraw("a module: its functions have entries of their own",
@@ -367,11 +376,15 @@ JAX_RANDOM = ("bits", "uniform", "normal", "bernoulli", "randint", "permutation"
               "split", "fold_in")
 
 
+def _explicit_name(name):
+    """The public name of ``SAMPLERS[name]``'s explicit sampler."""
+    return f"jaxpmac.hail.{name[5:]}" if name.startswith("hail_") else f"jaxpmac.{name}"
+
+
 def _table():
     table = {}
     for name, spec in SAMPLERS.items():
-        explicit = f"jaxpmac.hail.{name[5:]}" if name.startswith("hail_") else f"jaxpmac.{name}"
-        table[explicit] = _draw_of(name, spec, _explicit(spec))
+        table[_explicit_name(name)] = _draw_of(name, spec, _explicit(spec))
         table[f"jaxpmac.rand.{name}"] = Keyless(name)
     table.update(OTHERS)
     return table
@@ -477,16 +490,33 @@ JAX_RANDOM_BY_DEFAULT = ("jax.random.bits", "jax.random.split", "jax.random.fold
                          "jax.random.uniform", "jax.random.normal")
 
 
+# Of the other samplers, one of each kind of program runs op by op by default: words (bits), a
+# float map (uniform), normal's transform, a rejection loop (gamma), poisson's and binomial's
+# loops, a sort (permutation), a matrix sampler (multivariate_normal), the truncated normal's
+# inverse CDF, a Hail function with x64 off (rand_bool: a float64 compared in uint32 words) and
+# Hail's shuffle; vmapped draws stay with bits, normal and shuffle. The rest (other maps of
+# uniform words, choice, categorical, randint, dirichlet, orthogonal, the other Hail functions,
+# whose engine draws also run op by op in tests/hail/test_hail_engine.py's
+# test_call_sequence_under_disable_jit) are the same kinds of program again, in the slow run.
+SAMPLERS_BY_DEFAULT = ("jaxpmac.bits", "jaxpmac.uniform", "jaxpmac.normal", "jaxpmac.gamma",
+                       "jaxpmac.poisson", "jaxpmac.binomial", "jaxpmac.permutation",
+                       "jaxpmac.multivariate_normal", "jaxpmac.truncated_normal",
+                       "jaxpmac.hail.rand_bool", "jaxpmac.hail.shuffle")
+EXPLICIT_SAMPLERS = tuple(_explicit_name(name) for name in SAMPLERS)
+
+
 def _in_the_slow_run(name: str) -> bool:
-    return name in COMPOSED_SAMPLERS or (name.startswith("jax.random.")
-                                         and name not in JAX_RANDOM_BY_DEFAULT)
+    return (name in COMPOSED_SAMPLERS
+            or (name in EXPLICIT_SAMPLERS and name not in SAMPLERS_BY_DEFAULT)
+            or (name.startswith("jax.random.") and name not in JAX_RANDOM_BY_DEFAULT))
 
 
 @pytest.mark.parametrize("name", [
     pytest.param(n, marks=pytest.mark.slow) if _in_the_slow_run(n) else n
     for n in sorted(n for n in DRAWS if not TABLE[n].x64_only)])
 def test_draw_under_disable_jit_equals_the_jitted_one(name):
-    assert set(COMPOSED_SAMPLERS) | set(JAX_RANDOM_BY_DEFAULT) <= set(DRAWS)
+    assert (set(COMPOSED_SAMPLERS) | set(SAMPLERS_BY_DEFAULT) | set(JAX_RANDOM_BY_DEFAULT)
+            <= set(DRAWS))
     _run(name, TABLE[name], x64=False)
 
 
@@ -503,8 +533,10 @@ def test_draw_with_x64_under_disable_jit_equals_the_jitted_one(name):
 # exercises: one word per value, several words per value, a rejection loop, a vector per
 # value, a sort. Every sampler at once is in the slow run (74 s of op-by-op draws on 2 cores).
 KEYLESS_KINDS = ("normal", "gamma", "poisson", "dirichlet", "permutation")
-# With x64 on, the default run takes the one word-reading x64-only sampler; every x64-only one
-# (the jdistlib-based Hail functions: about six minutes of op-by-op rejection loops) is slow.
+# With x64 on, the default run takes the one word-reading x64-only sampler (also the default
+# run's jitted rand_int64 with traced bounds, see tests/hail/test_hail_functions.py); every
+# x64-only one (the jdistlib-based Hail functions: about six minutes of op-by-op rejection
+# loops) is slow.
 KEYLESS_KINDS_X64 = ("hail_rand_int64",)
 
 
@@ -560,12 +592,35 @@ def test_a_draw_in_a_cond_with_a_batched_predicate_under_disable_jit():
     np.testing.assert_array_equal(np.asarray(eager), np.asarray(jitted))
 
 
-@pytest.mark.parametrize("name", sorted(n for n, e in TABLE.items() if isinstance(e, NoDraw)))
+# A record type runs its function's check (DrawSite: draw_sites', StreamFinding:
+# check_streams'), and tree_unflatten tree_flatten's round trip: the same check once more, in the
+# slow run; the names they share a check with run it by default.
+SAME_CHECK_AS = {"jaxpmac.DrawSite": "jaxpmac.draw_sites",
+                 "jaxpmac.StreamFinding": "jaxpmac.check_streams",
+                 "RNGState.tree_unflatten": "RNGState.tree_flatten"}
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.slow) if n in SAME_CHECK_AS else n
+    for n in sorted(n for n, e in TABLE.items() if isinstance(e, NoDraw))])
 def test_name_that_draws_nothing_works_under_disable_jit(name):
+    assert all(TABLE[n].check is TABLE[same].check for n, same in SAME_CHECK_AS.items())
     TABLE[name].check()
 
 
-@pytest.mark.parametrize("x64", [False, True])
+# The forced lowerings that jaxpmac.force_lowering's entry leaves to the slow run (see
+# FORCED_BY_DEFAULT).
+@pytest.mark.slow
+def test_force_lowering_to_the_other_lowerings_under_disable_jit():
+    others = [name for name in LOWERINGS if name not in FORCED_BY_DEFAULT]
+    assert others
+    _check_force_lowering(others)
+
+
+# With x64 on (uint64 words, float64 normals) in the slow run: the same chunk loop in Python as
+# with x64 off; x64 op by op stays by default with test_keyless_samplers_under_disable_jit's
+# rand_int64.
+@pytest.mark.parametrize("x64", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_long_draws_run_the_chunk_loop_in_python_with_the_jitted_values(x64):
     # More than one CPU chunk: under disable_jit the chunk loop's fori_loop runs in Python.
     with jax.enable_x64(x64):

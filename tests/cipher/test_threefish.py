@@ -192,9 +192,21 @@ def test_known_answers_native_paths(unrolled):
     _check_all(outputs, _expected(keys, tweaks, blocks), N_PATHS[True, unrolled])
 
 
-@pytest.mark.parametrize("rounds,key,block,expected", known.RANDOM123_THREEFRY4X64)
-@pytest.mark.parametrize("native", [False, True])
-@pytest.mark.parametrize("lowering", ["elementwise_pairs", "rolled"])
+def _random123_case(i, vector, native, lowering):
+    """Every vector, rolled and unrolled, on pairs and uint64 words; the unrolled cipher on
+    pairs with 72 rounds (a compilation of 5 to 13 s per key) in the slow run: its 20 rounds on
+    pairs stay, and its 72 rounds are checked on pairs by default with the known answers
+    (test_known_answers_pair_paths[True]) and on uint64 words here."""
+    slow = lowering == "elementwise_pairs" and not native and vector[0] == 72
+    return pytest.param(*vector, native, lowering,
+                        id=f"{lowering}-{native}-{vector[0]}-key{i}-block{i}-expected{i}",
+                        marks=pytest.mark.slow if slow else ())
+
+
+@pytest.mark.parametrize("rounds,key,block,expected,native,lowering", [
+    _random123_case(i, vector, native, lowering)
+    for lowering in ("elementwise_pairs", "rolled") for native in (False, True)
+    for i, vector in enumerate(known.RANDOM123_THREEFRY4X64)])
 def test_random123_threefry4x64_vectors(rounds, key, block, expected, native, lowering):
     # Threefry-4x64-R (Random123) is Threefish-256 with a zero tweak: Python ints, then the
     # compiled cipher on dynamic words, rolled and unrolled, on pairs and on uint64 words.

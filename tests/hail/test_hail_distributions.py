@@ -242,6 +242,9 @@ def _against_oracle(fn, draw, params_list, seeds):
     assert values == expected
 
 
+# Slow run, with gamma's and beta's: other seeds and parameters of the programs that
+# test_jax_matches_hail_records checks against Hail's own values (48 rand_pois records).
+@pytest.mark.slow
 @SETTINGS
 @given(st.lists(st.tuples(_SEEDS, _SEEDS, _MESSAGES, _LAMBS), min_size=8, max_size=8))
 def test_pois_against_oracle(cases):
@@ -277,6 +280,10 @@ def test_many_seeds_against_oracle():
         _against_oracle("rand_beta", DRAWS["rand_beta"], [[a, b]] * 200, seeds)
 
 
+# Slow run: lanes with their own parameters are test_jax_matches_hail_records' (against Hail's
+# values), and a public jdistlib function vmapped over states is checked against Hail's values by
+# default in tests/hail/test_hail_values.py (its rand_gamma case).
+@pytest.mark.slow
 def test_vmap_over_states_and_parameters():
     keys = jnp.arange(6)
     lambs = jnp.asarray([0.5, 3.0, 9.0, 10.0, 25.0, 300.0])

@@ -119,6 +119,10 @@ def test_call_sequences_match_oracle_x64(global_seed, seed, message, ops):
     check_against_oracle(global_seed, seed, message, ops)
 
 
+# Slow run: with x64 off only the engine's floats change (float32 doubles and normals), and
+# those are Hail's by default in tests/hail's x64-off known answers (test_hail_functions'
+# size= sequences, test_hail's cases); the mixed call sequences stay with x64 on.
+@pytest.mark.slow
 @property_settings(4)
 @given(global_seed=words, seed=seeds, message=st.lists(words, min_size=4, max_size=4),
        ops=operations)
@@ -196,6 +200,9 @@ def test_next_double_rare_paths(block_words):
         assert_matches_oracle(ops, draws, oracle_sequence(oracle_engine, ops), x64=True)
 
 
+# Slow run: the jdistlib samplers run the engine in fori_loops and while_loops, against Hail's
+# values by default (tests/hail/test_hail_distributions.py, test_jax_matches_hail_records).
+@pytest.mark.slow
 def test_engine_in_fori_loop_and_while_loop():
     """A fori_loop summing nextDouble and a while_loop drawing until nextInt is odd."""
     with jax.enable_x64(True):

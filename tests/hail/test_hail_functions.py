@@ -28,7 +28,7 @@ from jaxpmac import hail
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # tests/: the oracle
 import reference_oracle as ro  # noqa: E402
-from conftest import CONFORMANCE, property_settings  # noqa: E402
+from conftest import CONFORMANCE, property_settings, slow_except  # noqa: E402
 
 FUNCTIONS = ("rand_unif", "rand_norm", "rand_norm2d", "rand_int32", "rand_int64", "rand_bool",
              "rand_cat", "shuffle")
@@ -255,6 +255,9 @@ def test_rand_cat_and_rand_bool_match_oracle(global_seed, seed, message, prob, p
     check_against_oracle("rand_bool", global_seed, seed, message, dict(p=p))
 
 
+# Slow run: shuffle's values are Hail's in test_every_public_known_answer_x64 and _x64_off; an
+# array of another dtype is the same permutation of its elements.
+@pytest.mark.slow
 @property_settings(6)
 @given(global_seed=words, static_uid=words, message=messages,
        a=st.lists(st.integers(-100, 100), min_size=1, max_size=9))
@@ -265,6 +268,10 @@ def test_shuffle_matches_oracle(global_seed, static_uid, message, a):
     assert hail.shuffle(state, jnp.asarray(a, jnp.float32)).tolist() == expected
 
 
+# Slow run: uids= by default against Hail's values in tests/hail/test_hail_values.py (its
+# shuffle_range records), and traced uids and states in
+# test_shuffle_of_a_range_as_hail_documents_it.
+@pytest.mark.slow
 @property_settings(6)
 @given(global_seed=words, static_uid=words, message=messages,
        start=st.one_of(st.integers(-50, 50), st.integers(-2**63, 2**64 - 10)),
@@ -324,6 +331,10 @@ def test_many_examples_match_oracle(global_seed, seed, message, lower, width, si
         check("rand_cat", dict(prob=prob))
 
 
+# Slow run: the redraws are Hail's own by default (4 of the known answers' rand_int64 records
+# redraw, test_every_public_known_answer_x64), and vmapped lanes that redraw and lanes that do
+# not are in test_vmap_over_parameters (its n = 2**62 + 1 lane redraws).
+@pytest.mark.slow
 def test_rand_int64_redraws_near_2_63():
     """nextLong(n) for n just above 2**62 rejects about half the words: states that redraw."""
     base = jp.key(4).split_static(-3)
@@ -359,7 +370,16 @@ DRAWS = {   # name -> (draw(state, params), params as arrays)
 }
 
 
-@pytest.mark.parametrize("name", sorted(DRAWS))
+# By default rand_unif's size= form, rand_norm2d, rand_int32 and rand_cat. In the slow run:
+# rand_norm's size= form (the engine's sequence code of rand_unif's; Hail's normal jitted and
+# vmapped over states in tests/hail/test_hail.py's
+# test_rand_norm_vmap_lanes_with_different_rejection_counts), rand_int64 (a traced (a, b)
+# jitted in tests/test_disable_jit.py's keyless x64 draw, a traced a vmapped in
+# test_vmap_over_parameters, states jitted and vmapped in tests/hail/test_hail.py's
+# test_vmap_over_message_uids_x64) and shuffle (traced, jitted and vmapped in
+# tests/test_disable_jit.py's hail.shuffle entry).
+@pytest.mark.parametrize("name", slow_except(sorted(DRAWS), keep=(
+    "rand_unif_size", "rand_norm2d", "rand_int32", "rand_cat")))
 def test_jit_and_vmap_with_traced_parameters_equal_the_eager_draws(name):
     """Traced parameters and states (a jitted vmap over states) give the eager draws (under
     ``jax.disable_jit()``: tests/test_disable_jit.py's entries)."""
@@ -387,6 +407,10 @@ def test_vmap_over_parameters():
         assert [int(v) for v in got] == [int(hail.rand_cat(state, p.tolist())) for p in probs]
 
 
+# Slow run: a Hail function drawn implicitly equals its explicit draw at its site's state by
+# default in tests/implicit/test_implicit.py (test_hail_example_rows_cols_range, rand_int32),
+# and every Hail function goes through the same implicit sampler wrapper.
+@pytest.mark.slow
 def test_implicit_mode_draws_at_its_sites_states():
     key = jp.key(6)
 

@@ -33,8 +33,23 @@ def same(a, b) -> bool:
     return np.array_equal(np.asarray(a), np.asarray(b))
 
 
-@pytest.mark.parametrize("uids", UID_CASES)
-@pytest.mark.parametrize("name", list(DRAWS))
+# Every sampler reads a state_of state as any other state: by default bits at every word count,
+# and one draw of each kind of map (a float map: uniform, normal; an integer one: randint) of
+# the empty message's key; the other draws and counts (the same state, another map of its
+# stream) in the slow run.
+DRAWS_AT_EVERY_WORD_COUNT = ("bits",)
+DRAWS_BY_DEFAULT = ("bits", "uniform", "normal", "randint")
+
+
+def _draw_case(name, uids):
+    by_default = (name in DRAWS_AT_EVERY_WORD_COUNT
+                  or (name in DRAWS_BY_DEFAULT and uids == UID_CASES[0]))
+    return pytest.param(name, uids, id=f"{name}-uids{UID_CASES.index(uids)}",
+                        marks=() if by_default else pytest.mark.slow)
+
+
+@pytest.mark.parametrize("name, uids", [_draw_case(name, uids) for uids in UID_CASES
+                                        for name in DRAWS])
 def test_state_of_a_key_draws_what_its_state_draws(name, uids):
     draw = DRAWS[name]
     s = jp.key(42).split_static("model").split(*uids)
@@ -156,7 +171,9 @@ def test_jax_random_samplers_over_pmac_bits():
                     jp.uniform(s, (n,), minval=-2.0, maxval=3.0))
 
 
-@pytest.mark.parametrize("uids", [(), (1, 2, 3, 4)])   # final tweak padded, then full
+# Final tweak padded, then full (in the slow run: a full block's final tweak of a traced key's
+# state is drawn by default in test_state_of_a_key_draws_what_its_state_draws[bits-uids2]).
+@pytest.mark.parametrize("uids", [(), pytest.param((1, 2, 3, 4), marks=pytest.mark.slow)])
 def test_traced_keys_state_under_x64_and_the_accelerator_lowerings(uids):
     """The final tweak of a traced key's state is a value: through the native uint64 words
     (x64) and the GPU/TPU lowerings (forced on the CPU) too."""

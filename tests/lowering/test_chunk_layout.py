@@ -59,9 +59,18 @@ def _draw_with(draw, n, *, flat: bool, after: bool) -> np.ndarray:
         return np.asarray(draw(n))
 
 
-# An uneven length (a partial last chunk) by default; whole chunks in the slow run.
+# An uneven length (a partial last chunk) by default; whole chunks in the slow run. By default
+# one draw of each kind: 8-bit bits, uint32 bits at a traced and at a static offset (checked
+# against the oracle; bits_uint32, checked too, is the same draw from offset 0), a float32 map
+# (normal), a 16-bit float map and a map with traced operands (uniform). The other one-word
+# maps (exponential, float16 normal, the default uniform) in the slow run: the layouts do not
+# depend on the map.
+DEFAULT_LAYOUT_DRAWS = ("bits_uint8", "bits_traced_offset", "bits_static_offset",
+                        "normal_float32", "uniform_bfloat16", "uniform_traced_bounds")
+
+
 @pytest.mark.parametrize("n", slow_except((UNEVEN, 3 * CHUNK_WORDS), (UNEVEN,)))
-@pytest.mark.parametrize("name", DRAWS)
+@pytest.mark.parametrize("name", slow_except(tuple(DRAWS), DEFAULT_LAYOUT_DRAWS))
 def test_layouts_and_map_placements_give_the_same_values(name, n):
     values = {layout: _draw_with(DRAWS[name], n, flat=flat, after=after)
               for layout, (flat, after) in LAYOUTS.items()}
@@ -105,15 +114,19 @@ SHAPED_DRAWS = {
 }
 
 
-# normal in every shape by default; the other maps in two shapes (boxes cut from blocks, and
-# overlapping boxes), every shape in the slow run: the boxes do not depend on the map.
-DEFAULT_SHAPED_OTHER_MAPS = ("rows_not_whole_blocks", "long_prime_rows")
+# By default normal in one shape of each kind of box: rows cut from blocks, the last box
+# overlapping (rows_not_whole_blocks; rows_not_dividing_a_chunk is the same), boxes of two
+# whole axes (rows_3d; rows is the same with one), boxes along the last axis in several runs,
+# overlapping (long_prime_rows; long_rows is the same whole, one_long_row in one run); and
+# uniform with traced bounds (a map with operands) in one. Every other pair in the slow run:
+# the boxes do not depend on the map (exponential's one-word map is normal's kind).
+DEFAULT_SHAPED = {("normal", "rows_not_whole_blocks"), ("normal", "rows_3d"),
+                  ("normal", "long_prime_rows"), ("uniform_traced_bounds", "long_prime_rows")}
 
 
 @pytest.mark.parametrize("name, shape", [
     pytest.param(name, shape, id=f"{name}-{shape_id}",
-                 marks=() if name == "normal" or shape_id in DEFAULT_SHAPED_OTHER_MAPS
-                 else pytest.mark.slow)
+                 marks=() if (name, shape_id) in DEFAULT_SHAPED else pytest.mark.slow)
     for name in SHAPED_DRAWS for shape_id, shape in SHAPED.items()])
 def test_shaped_outputs_equal_the_flat_draw_in_every_layout(name, shape):
     n = int(np.prod(shape))
@@ -124,9 +137,22 @@ def test_shaped_outputs_equal_the_flat_draw_in_every_layout(name, shape):
         np.testing.assert_array_equal(got.reshape(-1), flat, err_msg=f"{name}: {layout}")
 
 
-@pytest.mark.parametrize("offset", (0, 5, "traced"))
-@pytest.mark.parametrize("extra", (0, 3))
-@pytest.mark.parametrize("dtype", (jnp.uint8, jnp.uint16, jnp.uint32))
+# By default each way a chunk is cut (_cpu_plan._cut) once, every width among them: whole
+# blocks (uint32-0-0), one static start (uint8-0-5), two static starts picked (uint8-3-5: the
+# "select" of 8-bit elements), two static starts of wider elements, cut as at a traced start
+# (uint32-3-5; so is a length cut alone, extra 3 at offset 0), a traced start with the length
+# cut or not (uint16-3-traced, uint8-0-traced). The other triples in the slow run: the same
+# cuts at other widths.
+DEFAULT_WINDOWS = {("uint32", 0, 0), ("uint8", 0, 5), ("uint8", 3, 5), ("uint32", 3, 5),
+                   ("uint16", 3, "traced"), ("uint8", 0, "traced")}
+
+
+@pytest.mark.parametrize("dtype, extra, offset", [
+    pytest.param(dtype, extra, offset, id=f"{jnp.dtype(dtype).name}-{extra}-{offset}",
+                 marks=() if (jnp.dtype(dtype).name, extra, offset) in DEFAULT_WINDOWS
+                 else pytest.mark.slow)
+    for dtype in (jnp.uint8, jnp.uint16, jnp.uint32) for extra in (0, 3)
+    for offset in (0, 5, "traced")])
 def test_windows_of_any_length_and_offset_equal_the_oracle(dtype, extra, offset):
     """Chunks not whole blocks (the length, the offset, or both) are cut from their blocks in
     the loop: at a traced start, or at one or two static ones (see _chunks._cut_chunk)."""
@@ -163,8 +189,11 @@ def test_chunk_boxes_cover_the_buffer_within_a_chunk(shape, runs):
     assert written.min() >= 1
 
 
-@pytest.mark.parametrize("shape", ((1024, 1024), (256, 64, 64), (1000, 1000), (4, 1 << 18),
-                                   (999, 999), (3, 333333), (3, 1000003)))
+# By default boxes of whole rows cut from blocks ((999, 999)) and boxes along the last axis,
+# several a row ((3, 1000003)); the other shapes (the same boxes, whole or not) in the slow run.
+@pytest.mark.parametrize("shape", slow_except(
+    ((1024, 1024), (256, 64, 64), (1000, 1000), (4, 1 << 18), (999, 999), (3, 333333),
+     (3, 1000003)), ((999, 999), (3, 1000003))))
 @pytest.mark.parametrize("name", slow_except(("normal", "exponential", "uniform_traced_bounds"),
                                              ("normal",)))
 def test_shaped_outputs_peak_memory_is_about_the_output(name, shape):
@@ -181,16 +210,21 @@ def test_shaped_outputs_peak_memory_is_about_the_output(name, shape):
     assert peak_over_output(draws[name]) <= 1.5
 
 
+# bits_not_whole_chunks and bits_999x999 in the slow run: bits_not_whole_blocks is also not
+# whole chunks, and test_shaped_outputs_peak_memory_is_about_the_output[normal-shape4] is the
+# (999, 999) layout.
 @pytest.mark.parametrize("draw", (
     pytest.param(lambda s: jp.uniform(jp.key(s), (1 << 20,), minval=-s.astype(jnp.float32),
                                       maxval=s.astype(jnp.float32)), id="uniform_traced_bounds"),
-    pytest.param(lambda s: jp.bits(jp.key(s), (1_000_000,)), id="bits_not_whole_chunks"),
+    pytest.param(lambda s: jp.bits(jp.key(s), (1_000_000,)), id="bits_not_whole_chunks",
+                 marks=pytest.mark.slow),
     pytest.param(lambda s: jp.normal(jp.key(s), (1_000_000,)), id="normal_not_whole_chunks"),
     pytest.param(lambda s: jp.bits(jp.key(s), ((1 << 20) + 1,)), id="bits_not_whole_blocks"),
     pytest.param(lambda s: jp.bits(jp.key(s), ((1 << 20) + 1,), jnp.uint8),
                  id="bytes_not_whole_blocks"),
     pytest.param(lambda s: jp.bits(jp.key(s), (1 << 20,), offset=s), id="bits_traced_offset"),
-    pytest.param(lambda s: jp.bits(jp.key(s), (999, 999)), id="bits_999x999"),
+    pytest.param(lambda s: jp.bits(jp.key(s), (999, 999)), id="bits_999x999",
+                 marks=pytest.mark.slow),
 ))
 def test_peak_memory_is_about_the_output(draw):
     """Issue 5's 1.5x (these were ~2.1x: a padded last chunk cut by a copy, or a 2-D buffer
@@ -198,8 +232,13 @@ def test_peak_memory_is_about_the_output(draw):
     assert peak_over_output(draw) <= 1.5
 
 
-@pytest.mark.parametrize("n", (1 << 16, 1 << 17, 6 * 1024 * 8 + 8))
-@pytest.mark.parametrize("sampler", (jp.bits, jp.normal))
+# By default each sampler once: bits of 2**16 values and normal at the smallest chunk's bound
+# (6 * 1024 * 8 + 8); the other pairs (the same chunk rule at other sizes) in the slow run.
+@pytest.mark.parametrize("sampler, n", [
+    pytest.param(sampler, n, id=f"{sampler.__name__}-{n}",
+                 marks=() if (sampler, n) in ((jp.bits, 1 << 16), (jp.normal, 6 * 1024 * 8 + 8))
+                 else pytest.mark.slow)
+    for sampler in (jp.bits, jp.normal) for n in (1 << 16, 1 << 17, 6 * 1024 * 8 + 8)])
 def test_small_draws_take_small_chunks(sampler, n):
     """A 4096-block chunk's working set (~0.35 MB) was a large part of a small draw's memory:
     2**16 uint32 values peaked at 2.38x, 2**17 at 1.69x. Chunks of at most a sixth of the draw
@@ -241,8 +280,15 @@ def test_sharded_chunked_draws_use_rows_and_equal_the_flat_layout():
         np.testing.assert_array_equal(np.asarray(report[name]["values"], np.uint32), expected)
 
 
-@pytest.mark.parametrize("row", (UNEVEN, 3 * CHUNK_WORDS, 64), ids=("uneven", "long_row", "rows"))
-@pytest.mark.parametrize("check_vma", (True, False))
+# By default check_vma on with a flat buffer (uneven) and one in the output's shape (rows), and
+# off once (uneven); long_row (whole chunks of the flat buffer) and the rest in the slow run.
+@pytest.mark.parametrize("check_vma, row", [
+    pytest.param(check_vma, row, id=f"{check_vma}-{row_id}",
+                 marks=() if (check_vma, row_id) in ((True, "uneven"), (True, "rows"),
+                                                     (False, "uneven"))
+                 else pytest.mark.slow)
+    for check_vma in (True, False)
+    for row_id, row in (("uneven", UNEVEN), ("long_row", 3 * CHUNK_WORDS), ("rows", 64))])
 def test_chunked_draw_inside_a_one_device_shard_map(check_vma, row):
     """The buffer starts varying over the mesh axes like the words written into it
     (``check_vma`` rejects a loop whose carry turns device-varying), flat or in the output's
@@ -279,8 +325,18 @@ BFLOAT16_DRAWS = {   # (lanes, values per lane, draw)
 }
 
 
-@pytest.mark.parametrize("flat", (True, False), ids=("one_device", "rows_of_devices"))
-@pytest.mark.parametrize("name", BFLOAT16_DRAWS)
+# By default each loop once: the chunk loop (flat, one device; rows is the same loop into the
+# output's shape), the tiles of consecutive lanes and the strided ones (lanes), the long lanes'
+# chunk loop and the folded lanes (one device), the 2-D rows of several devices (rows). The
+# other pairs (the same loops) in the slow run.
+DEFAULT_BFLOAT16 = {("flat", True), ("lanes", True), ("lanes", False), ("long_lanes", True),
+                    ("nested", True), ("rows", False)}
+
+
+@pytest.mark.parametrize("name, flat", [
+    pytest.param(name, flat, id=f"{name}-{'one_device' if flat else 'rows_of_devices'}",
+                 marks=() if (name, flat) in DEFAULT_BFLOAT16 else pytest.mark.slow)
+    for name in BFLOAT16_DRAWS for flat in (True, False)])
 def test_bfloat16_draws_in_loops_equal_the_map_of_their_words(name, flat):
     """Values: the elementwise map of the stream's words, lane by lane. Memory: the compiled
     program holds no float32 array as large as the draw (the whole-buffer conversion; the

@@ -14,6 +14,7 @@ from jax.experimental import pallas as pl
 from jax.extend import core as jax_core
 
 import jaxpmac as jp
+from conftest import slow_except
 
 TILE = (8, 128)
 TILES = 4
@@ -52,7 +53,16 @@ def _outside(draw) -> np.ndarray:
     return np.concatenate([np.asarray(draw(i)) for i in range(TILES)])
 
 
-@pytest.mark.parametrize("name", SAMPLERS)
+# One sampler of each kind of program by default. In the slow run: gumbel (a log of
+# exponential's log: exponential's kind), normal (in a kernel by default with x64 on, in
+# test_with_x64_on_a_32_bit_kernel_draw_equals_the_draw_outside[normal], and its inverse CDF
+# with x64 off in the truncated normal's) and the truncated normal of bounds -1 and 2 (the same
+# draw as test_truncated_normal_of_known_bounds_in_a_kernel_equals_the_draw_outside's, of other
+# bounds).
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=pytest.mark.slow if name in ("gumbel", "normal", "truncated_normal")
+                 else ())
+    for name in SAMPLERS])
 def test_a_tiles_own_stream_in_a_kernel_equals_the_draw_outside(name):
     def draw(i):
         return SAMPLERS[name](STATE.split(i))
@@ -60,8 +70,10 @@ def test_a_tiles_own_stream_in_a_kernel_equals_the_draw_outside(name):
     np.testing.assert_array_equal(got, _outside(draw))
 
 
+# A slice of 32-bit words (bits) and of 64-bit ones (randint's limbs) by default; the others,
+# normal among them (one word a value, as bits), in the slow run.
 @pytest.mark.parametrize("name", [
-    pytest.param(name, marks=() if name in ("bits", "normal", "randint") else pytest.mark.slow)
+    pytest.param(name, marks=() if name in ("bits", "randint") else pytest.mark.slow)
     for name in SAMPLERS])
 def test_a_tiles_slice_of_one_stream_in_a_kernel_equals_the_draw_outside(name):
     values = TILE[0] * TILE[1]
@@ -86,8 +98,11 @@ SAMPLERS_32 = {
 }
 
 
+# normal (a float map) and randint (halves of the uint64 words) by default: both read the
+# uint32 pairs that stand in a kernel for the uint64 words used outside, as bits does (in the
+# slow run, with the others).
 @pytest.mark.parametrize("name", [
-    pytest.param(name, marks=() if name in ("bits", "normal", "randint") else pytest.mark.slow)
+    pytest.param(name, marks=() if name in ("normal", "randint") else pytest.mark.slow)
     for name in SAMPLERS_32])
 def test_with_x64_on_a_32_bit_kernel_draw_equals_the_draw_outside(name):
     # Inside a kernel the words stay uint32 pairs (Mosaic has no 64-bit type), with the bits
@@ -124,7 +139,12 @@ def _equations(jaxpr) -> list:
     return out
 
 
-@pytest.mark.parametrize("name", SAMPLERS)
+# gumbel (exponential's kind) and the truncated normal (normal's inverse CDF, between bounds)
+# in the slow run: the stream's iotas, where the casts go, come from one function for every
+# sampler (_platform.kernel_iota).
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=pytest.mark.slow if name in ("gumbel", "truncated_normal") else ())
+    for name in SAMPLERS])
 def test_the_mosaic_gpu_lane_lowering_is_the_kernel_lowering_with_layout_casts(name):
     # Mosaic GPU's layout cast has no rule outside Mosaic GPU (interpret mode cannot run it),
     # so the values are checked by construction: the same equations as the kernel lowering,
@@ -138,9 +158,10 @@ def test_the_mosaic_gpu_lane_lowering_is_the_kernel_lowering_with_layout_casts(n
     assert [eqn for eqn in lane if eqn[0] != "layout_cast"] == kernel
 
 
+# int32's full range in the slow run: uint32's is the same span of 2**32, signed.
 @pytest.mark.parametrize("dtype, low, high", [
-    (jnp.uint32, 0, 2**32 - 1), (jnp.int32, -2**31, 2**31 - 1), (jnp.int8, -5, 7),
-    (jnp.uint16, 3, 60000)])
+    (jnp.uint32, 0, 2**32 - 1), pytest.param(jnp.int32, -2**31, 2**31 - 1, marks=pytest.mark.slow),
+    (jnp.int8, -5, 7), (jnp.uint16, 3, 60000)])
 def test_randint_of_each_dtype_in_a_kernel_equals_the_draw_outside(dtype, low, high):
     # A value's two limbs are the halves of one word of the 64-bit stream (one cipher each).
     def draw(i):
@@ -149,10 +170,12 @@ def test_randint_of_each_dtype_in_a_kernel_equals_the_draw_outside(dtype, low, h
     np.testing.assert_array_equal(got, _outside(draw))
 
 
-# A finite and a half-infinite interval by default; the others in the slow run (the kernel's
-# code is one program whatever the bounds; their branches are checked outside kernels).
+# A half-infinite interval by default; the others in the slow run (the kernel's code is one
+# program whatever the bounds; their branches are checked outside kernels; a finite interval
+# is test_a_tiles_own_stream_in_a_kernel_equals_the_draw_outside[truncated_normal], also slow).
 @pytest.mark.parametrize("lower, upper", [
-    (0.5, 3.0), pytest.param(-2.0, -0.5, marks=pytest.mark.slow),
+    pytest.param(0.5, 3.0, marks=pytest.mark.slow),
+    pytest.param(-2.0, -0.5, marks=pytest.mark.slow),
     pytest.param(1.0, 1.0, marks=pytest.mark.slow), (-np.inf, 0.3),
     pytest.param(0.0, 1e-3, marks=pytest.mark.slow)])
 def test_truncated_normal_of_known_bounds_in_a_kernel_equals_the_draw_outside(lower, upper):
@@ -165,7 +188,9 @@ def test_truncated_normal_of_known_bounds_in_a_kernel_equals_the_draw_outside(lo
     np.testing.assert_array_equal(got, _outside(draw))
 
 
-@pytest.mark.parametrize("name", ["bits", "normal"])
+# bits by default, normal (a map of the same words; its kernel lowering's values are checked in
+# kernels) in the slow run.
+@pytest.mark.parametrize("name", ["bits", pytest.param("normal", marks=pytest.mark.slow)])
 def test_outside_a_kernel_the_kernel_lowering_gives_the_same_values(name):
     # XLA's CPU compiler takes ~10 s a sampler for this unrolled form; two show it.
     draw = SAMPLERS[name]
@@ -198,7 +223,11 @@ def test_the_docs_example_masks_each_tile_as_bernoulli_outside():
     assert lowered.count("tpu_custom_call") == 1
 
 
-@pytest.mark.parametrize("p", [0.0, 2.0 ** -32, 2.0 ** -30, 0.3, 0.5, 1 - 2.0 ** -24, 1.0, 1e-40])
+# The edges by default (0 and 1, 2**-32, the float32 below 1, a subnormal p); 2**-30, 0.3 and
+# 0.5 (thresholds inside the range, one comparison as at the edges) in the slow run.
+@pytest.mark.parametrize("p", slow_except(
+    [0.0, 2.0 ** -32, 2.0 ** -30, 0.3, 0.5, 1 - 2.0 ** -24, 1.0, 1e-40],
+    keep=[0.0, 2.0 ** -32, 1 - 2.0 ** -24, 1.0, 1e-40]))
 def test_bernoulli_of_a_concrete_p_in_a_kernel_is_the_draw_outside(p):
     # In a kernel a concrete scalar p is one comparison with ceil(p * 2**32) (Mosaic GPU's
     # layout inference did not finish on the thresholds' form); the same decision.

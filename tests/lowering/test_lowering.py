@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import assert_equal_arrays, oracle_bits
+from conftest import assert_equal_arrays, oracle_bits, slow_except
 
 import jaxpmac as jp
 from jaxpmac._lowering import LOWERINGS, force_lowering
@@ -37,7 +37,9 @@ def _exported(draw, platforms):
         jax.ShapeDtypeStruct((), jnp.uint32))
 
 
-@pytest.mark.parametrize("platform", ACCELERATORS)
+# rocm in the slow run: it gets cuda's lowering (every platform but the CPU's and the TPU's
+# gets the default one, _lowering._platform.PLATFORM_LOWERINGS).
+@pytest.mark.parametrize("platform", slow_except(ACCELERATORS, keep=("cuda", "tpu")))
 @pytest.mark.parametrize("name", sorted(DRAWS))
 def test_a_draw_lowered_for_an_accelerator_from_this_cpu_has_no_loop_and_no_barrier(name,
                                                                                   platform):
@@ -73,8 +75,20 @@ def test_a_multi_platform_export_runs_here_with_the_oracle_bits(accelerator):
         assert_equal_arrays(restored.call(jnp.uint32(seed)), expected.reshape(SHAPE))
 
 
-@pytest.mark.parametrize("lowering", LOWERINGS)
-@pytest.mark.parametrize("name", sorted(DRAWS))
+# Under the TPU's lowering in the slow run: uniform, a one-word map of the kernel's words as
+# normal's is (normal stays: test_sampler_oracle_float.py checks its map under the CPU's lowering
+# only, relying on this test), and vmapped_normal: small windows under vmap stay elementwise,
+# and test_tpu_kernel.py's test_hash_kernel_under_vmap_and_eagerly_equals_the_cpu[shape1] draws
+# them jitted and op by op. Each is an interpret-mode kernel or an unrolled cipher to compile,
+# twice.
+SLOW_UNDER_THE_TPUS_LOWERING = ("uniform", "vmapped_normal")
+
+
+@pytest.mark.parametrize("name, lowering", [
+    pytest.param(name, lowering, marks=pytest.mark.slow)
+    if lowering == "elementwise_pairs" and name in SLOW_UNDER_THE_TPUS_LOWERING
+    else (name, lowering)
+    for name in sorted(DRAWS) for lowering in LOWERINGS])
 def test_every_lowering_gives_the_same_values_with_and_without_jit(name, lowering):
     seed = jnp.uint32(2024)
     reference = jax.jit(DRAWS[name])(seed)

@@ -30,6 +30,12 @@ SAMPLERS = {"bits": jp.bits, "uniform": jp.uniform, "normal": jp.normal,
             "bernoulli": lambda s, shape: jp.bernoulli(s, 0.3, shape)}
 
 
+def _case(*values, slow: bool):
+    """A parameter set whose id names its shape as 512x128, in the slow run if ``slow``."""
+    ids = ["x".join(map(str, v)) if isinstance(v, tuple) else str(v) for v in values]
+    return pytest.param(*values, id="-".join(ids), marks=pytest.mark.slow if slow else ())
+
+
 @pytest.mark.parametrize("shape", KERNEL_SHAPES + CUT_SHAPES + ELEMENTWISE_SHAPES)
 def test_which_windows_the_kernel_computes(shape):
     assert _tpu_kernel.applies(shape, jnp.uint32, 0) == (shape not in ELEMENTWISE_SHAPES)
@@ -41,46 +47,61 @@ def test_only_uint32_windows_with_a_static_skip():
     assert not _tpu_kernel.applies((512, 128), jnp.uint32, jnp.int32(0))
 
 
-# By default: x64 off for several grid steps into a 1-D caller's shape, x64 on (the same uint32
-# kernel, other types around it) for a cut. Every shape both ways in the slow run: the kernel's
-# code is the same, only its grid differs.
-DEFAULT_KERNEL_CASES = {(KERNEL_SHAPES[3], False), (CUT_SHAPES[0], True)}
+# By default one case: several grid steps into a 1-D caller's shape with x64 on (the same uint32
+# kernel, other types around it). Every shape both ways in the slow run: the kernel's code is
+# the same, only its grid differs; cuts from its output stay by default in
+# test_small_and_cut_kernel_draws_equal_the_cpu_draws and at a later block in
+# test_kernel_draws_at_later_blocks_and_across_a_32_bit_carry. One sampler a test (each
+# interpret-mode kernel is a compile of seconds): bits by default, the kernel's words
+# themselves; the other samplers map those words after the kernel (with x64 on, uniform's and
+# normal's float64 draws do not use it): normal's map of them stays by default in
+# test_small_and_cut_kernel_draws_equal_the_cpu_draws.
+DEFAULT_KERNEL_CASES = {(KERNEL_SHAPES[3], True, "bits")}
 
 
-@pytest.mark.parametrize("shape, x64", [
-    (shape, x64) if (shape, x64) in DEFAULT_KERNEL_CASES
-    else pytest.param(shape, x64, marks=pytest.mark.slow)
-    for x64 in (False, True) for shape in KERNEL_SHAPES + CUT_SHAPES[:2]])
-def test_kernel_draws_equal_the_cpu_draws(shape, x64):
+@pytest.mark.parametrize("shape, x64, name", [
+    _case(shape, x64, name, slow=(shape, x64, name) not in DEFAULT_KERNEL_CASES)
+    for x64 in (False, True) for shape in KERNEL_SHAPES + CUT_SHAPES[:2] for name in SAMPLERS])
+def test_kernel_draws_equal_the_cpu_draws(shape, x64, name):
+    draw = SAMPLERS[name]
     with jax.enable_x64(x64):
-        expected = {name: np.asarray(draw(STATE, shape)) for name, draw in SAMPLERS.items()}
+        expected = np.asarray(draw(STATE, shape))
         with jp.force_lowering("elementwise_pairs"):
-            for name, draw in SAMPLERS.items():
-                got = jax.jit(lambda seed: draw(jp.key(seed).split_static("tpu kernel"),
-                                                shape))(jnp.uint32(20261126))
-                np.testing.assert_array_equal(got, expected[name], err_msg=name)
+            got = jax.jit(lambda seed: draw(jp.key(seed).split_static("tpu kernel"),
+                                            shape))(jnp.uint32(20261126))
+            np.testing.assert_array_equal(got, expected, err_msg=name)
 
 
-# A cut of a short line by default; the others (whole rows, a few rows) in the slow run.
-@pytest.mark.parametrize("shape", slow_except(CUT_SHAPES[2:], keep=[(1000,)]))
-def test_small_and_cut_kernel_draws_equal_the_cpu_draws(shape):
-    expected = {name: np.asarray(draw(STATE, shape)) for name, draw in SAMPLERS.items()}
+# A cut of a short line by default; the others (whole rows, a few rows) in the slow run. One
+# sampler a test: normal by default (a float map of the kernel's words); bits, uniform and
+# bernoulli in the slow run: test_lowering.py's elementwise_pairs cases draw bits of (5, 37)
+# through the same kernel, jitted and op by op, on CI's newest-jax leg too, and uniform's map
+# (one word, as normal's) and bernoulli's comparison are the same code under every lowering.
+@pytest.mark.parametrize("shape, name", [
+    _case(shape, name, slow=(shape, name) != ((1000,), "normal"))
+    for shape in CUT_SHAPES[2:] for name in SAMPLERS])
+def test_small_and_cut_kernel_draws_equal_the_cpu_draws(shape, name):
+    draw = SAMPLERS[name]
+    expected = np.asarray(draw(STATE, shape))
     with jp.force_lowering("elementwise_pairs"):
-        for name, draw in SAMPLERS.items():
-            got = jax.jit(lambda state: draw(state, shape))(STATE)
-            np.testing.assert_array_equal(got, expected[name], err_msg=name)
+        got = jax.jit(lambda state: draw(state, shape))(STATE)
+        np.testing.assert_array_equal(got, expected, err_msg=name)
 
 
-def test_kernel_draws_at_later_blocks_and_across_a_32_bit_carry():
+# A window inside a later block and the carry by default; inside the first block (the same cut
+# from the kernel's output, at block 0) in the slow run. One offset a test: each is a kernel of
+# its own to compile.
+@pytest.mark.parametrize("offset", slow_except((3, 8 * 65536 + 5, 8 * ((1 << 32) - 8)),
+                                               keep=(8 * 65536 + 5, 8 * ((1 << 32) - 8))))
+def test_kernel_draws_at_later_blocks_and_across_a_32_bit_carry(offset):
     # A state's second window starts where the first ended, also inside a block (3, 5: the
     # window is cut from the kernel's output); 2**32 - 8 blocks in, the block counter's low
     # half wraps inside the window.
     shape = (128, 512)
-    for offset in (3, 8 * 65536 + 5, 8 * ((1 << 32) - 8)):
-        expected = np.asarray(jp.bits(STATE, shape, offset=offset))
-        with jp.force_lowering("elementwise_pairs"):
-            got = jax.jit(lambda s: jp.bits(s, shape, offset=offset))(STATE)
-        np.testing.assert_array_equal(got, expected)
+    expected = np.asarray(jp.bits(STATE, shape, offset=offset))
+    with jp.force_lowering("elementwise_pairs"):
+        got = jax.jit(lambda s: jp.bits(s, shape, offset=offset))(STATE)
+    np.testing.assert_array_equal(got, expected)
 
 
 def test_vmapped_kernel_draws_equal_each_example():
@@ -176,7 +197,8 @@ def test_hash_kernel_under_vmap_and_eagerly_equals_the_cpu(shape):
             np.testing.assert_array_equal(mapped(seeds), want)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+# One random block by default, two more in the slow run (the same program).
+@pytest.mark.parametrize("seed", slow_except([0, 1, 2], keep=[0]))
 def test_the_hash_kernel_in_interpret_mode_is_the_cipher(seed):
     # Elsewhere than a TPU the hash's primitive computes the kernel's rows with XLA; the
     # kernel itself, in Pallas' interpret mode, gives the same rows, the cipher's words.

@@ -10,6 +10,7 @@ parts exactly, and long lanes (the one-stream chunk loop over lanes, on one devi
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -39,6 +40,32 @@ def uids(n: int) -> jax.Array:
     return jnp.arange(n, dtype=jnp.uint32) * np.uint32(7919) + np.uint32(3)
 
 
+def _slow_where(where):
+    """A class decorator: the class' tests whose names ``where`` accepts (the names chex's
+    variants and absl's parameters gave them) run in the slow run only, as ``slow_except`` does
+    for a parametrized function's cases."""
+    def mark(cls):
+        names = [name for name in dir(cls) if name.startswith("test") and where(name)]
+        # Fails if chex or absl name their tests otherwise, rather than marking nothing.
+        assert names, f"{cls.__name__}: no test name matches"
+        for name in names:
+            test = getattr(cls, name)
+
+            @functools.wraps(test)
+            def run(self, *args, _test=test, **kwargs):
+                return _test(self, *args, **kwargs)
+            setattr(cls, name, pytest.mark.slow(run))
+        return cls
+    return mark
+
+
+# Without jit (vmap op by op: the same rule and lowering as under jit) by default in one test of
+# each class that has parameters (here one lane, OneBlockLanesTest one whole block); the other
+# variants without jit in the slow run. Under jit by default: one lane, lanes in tiles of a
+# divisor (1000) and of a power of two (4001, a prime); 3 (one tile, as one lane is), 300 and
+# 301 (tiles of other divisors) in the slow run.
+@_slow_where(lambda name: name.endswith("__without_jit") and "_(1)__" not in name
+             or any(f"_({n})__with_jit" in name for n in (3, 300, 301)))
 class LaneCountTest(chex.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
@@ -60,6 +87,16 @@ class LaneCountTest(chex.TestCase):
                                                        PER_LANE[0], jnp.uint32))
 
 
+# Under jit by default: the 8- and 16-bit cut last blocks, parts that split the lanes, whole
+# lanes one a tile. In the slow run: the 32-bit cut last block ((1001,); uint32 stays with
+# (8192,)), the long lanes' chunk loop ((4, 40001); BatchingTest.test_traced_offsets and
+# test_vmapped_draws_inside_a_one_device_shard_map run that loop, test_chunk_layout's windows
+# its 8-bit cuts) and every variant without jit (LaneCountTest keeps one). uint64 with x64:
+# (33,) by default, the longer lanes (the same consecutive tiles) in the slow run.
+@_slow_where(lambda name: name.endswith("__without_jit")
+             or name.endswith("(1001,), 40)__with_jit")
+             or name.endswith("(4, 40001), 2)__with_jit")
+             or name in ("test_uint64_with_x641", "test_uint64_with_x642"))
 class ShapeTest(chex.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
@@ -97,6 +134,8 @@ class ShapeTest(chex.TestCase):
         assert_equal_arrays(got32, np.asarray(narrow))
 
 
+# Without jit in the slow run (LaneCountTest and OneBlockLanesTest keep a variant without jit).
+@_slow_where(lambda name: name.endswith("__without_jit"))
 class BatchingTest(chex.TestCase):
     """The rule under the ways a vmap reaches it: nested, other axes, batched states, offsets."""
 
@@ -170,6 +209,11 @@ class BatchingTest(chex.TestCase):
                                                       start=int(offsets[row])))
 
 
+# Without jit by default for one whole block only. Under jit one value of the block ((): a cut
+# of one block, as (5, 6) and (3,) at offset 9 are; test_uint64_with_x64_and_samplers' scalar
+# normal is one word of it too) in the slow run.
+@_slow_where(lambda name: name.endswith("__without_jit") and "(8,), 0)__" not in name
+             or name.endswith("(), 0)__with_jit"))
 class OneBlockLanesTest(chex.TestCase):
     """Lanes of one block at a static counter (up to 256 bits an example, no offset past the
     first block) run the cipher under a static tweak: the same bits as any other lowering."""
@@ -222,7 +266,8 @@ class OneBlockLanesTest(chex.TestCase):
         assert max(lane_arrays) == 4, loops
 
 
-@pytest.mark.parametrize("shape", [(), (3,), (2, 5)])
+# A scalar and a 2-D draw by default, (3,) in the slow run.
+@pytest.mark.parametrize("shape", slow_except([(), (3,), (2, 5)], keep=[(), (2, 5)]))
 def test_a_lanes_map_runs_on_its_drawn_words_only(shape):
     """A sampler's map in the tile loop runs on the words a lane draws, not on the whole blocks
     that hold them (cut first: a per-example scalar normal mapped all eight words of its
@@ -245,6 +290,8 @@ def test_a_lanes_map_runs_on_its_drawn_words_only(shape):
     assert per_lane == {math.prod(shape)}, roots
 
 
+# Without jit in the slow run (the same transforms; LaneCountTest keeps a variant without jit).
+@_slow_where(lambda name: name.endswith("__without_jit"))
 class TransformTest(chex.TestCase):
     """Vmapped draws inside the transforms a model applies around them."""
 
@@ -291,6 +338,8 @@ class TransformTest(chex.TestCase):
         assert tangent.dtype == jax.dtypes.float0
 
 
+# Without jit in the slow run (LaneCountTest keeps a variant without jit).
+@_slow_where(lambda name: name.endswith("__without_jit"))
 class InteropTest(chex.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
@@ -323,14 +372,19 @@ def _peak_over_output(draw) -> float:
     return peak / memory.output_size_in_bytes
 
 
+# In the slow run: the prime lane count (test_mapped_lanes_peak_memory_is_near_the_output
+# keeps 4001 lanes), the long lanes at static offsets (the same loop as at traced ones) and the
+# 2-D long lanes (test_mapped_lanes_peak_memory_is_near_the_output keeps (999, 999)).
 @pytest.mark.parametrize("shape, n_lanes, offset", [
     ((1024,), 4096, None),      # the benchmark's vmap workload: 16 MiB of output
     ((1024,), 4096, "traced"),  # a traced offset per lane
-    ((1024,), 4001, None),      # a prime lane count: the last tile overlaps (padded: 2.03x)
-    ((131072,), 8, None),       # long lanes: the chunk loop, a piece of a lane a step
+    # a prime lane count: the last tile overlaps (padded: 2.03x)
+    pytest.param((1024,), 4001, None, marks=pytest.mark.slow),
+    # long lanes: the chunk loop, a piece of a lane a step
+    pytest.param((131072,), 8, None, marks=pytest.mark.slow),
     ((131072,), 8, "traced"),   # the same at traced offsets (tiles of parts: 2.0x)
     ((70001,), 5, None),        # long lanes that parts do not split (tiles of parts: 2.08x)
-    ((999, 999), 4, None),      # (tiles of parts: 2.0x)
+    pytest.param((999, 999), 4, None, marks=pytest.mark.slow),   # (tiles of parts: 2.0x)
 ])
 def test_vmap_peak_memory_is_near_the_output(shape, n_lanes, offset):
     if jax.default_backend() != "cpu":
@@ -346,9 +400,14 @@ def test_vmap_peak_memory_is_near_the_output(shape, n_lanes, offset):
     assert _peak_over_output(draw) <= 1.5
 
 
-@pytest.mark.parametrize("shape, n_lanes", [((1024,), 7), ((70001,), 3)],
-                         ids=("consecutive_tiles", "long_lanes"))
-@pytest.mark.parametrize("check_vma", (True, False))
+# check_vma on for both lowerings by default, off for the tiles; off for the long lanes in the
+# slow run.
+@pytest.mark.parametrize("check_vma, shape, n_lanes", [
+    pytest.param(check_vma, shape, n_lanes, id=f"{check_vma}-{lowering}",
+                 marks=pytest.mark.slow if (check_vma, lowering) == (False, "long_lanes") else ())
+    for check_vma in (True, False)
+    for lowering, shape, n_lanes in (("consecutive_tiles", (1024,), 7),
+                                     ("long_lanes", (70001,), 3))])
 def test_vmapped_draws_inside_a_one_device_shard_map(check_vma, shape, n_lanes):
     """The one-device lowerings (tiles of consecutive lanes, the chunk loop over long lanes)
     start their buffers varying over the mesh axes like the words written into them."""
@@ -391,14 +450,26 @@ def _vmapped(name, shape, n_lanes, *, nested=False):
     return draw
 
 
+# By default whole lanes of two axes (the tile loop) and the folded long lanes of nested vmaps
+# (the chunk loop); in the slow run the same loops in other shapes, the nested vmaps' tiles
+# (test_three_nested_vmaps_build_their_lanes_in_place keeps them) and the prime lane count
+# (LaneCountTest keeps 4001 lanes).
+SLOW = pytest.mark.slow
+
+
 @pytest.mark.parametrize("name", slow_except(MAPPED, ("normal",)))
 @pytest.mark.parametrize("shape, n_lanes, nested", [
-    ((1024,), 256, False),     # whole lanes: the map after the loop
+    # whole lanes: the map after the loop
+    pytest.param((1024,), 256, False, marks=SLOW),
     ((16, 64), 256, False),    # lanes of two axes
-    ((1000,), 250, False),     # lanes of 125 blocks
-    ((1024,), 256, True),      # folded lanes of nested vmaps: a buffer of the nested axes
-    ((1024,), 4001, False),    # a prime lane count: the last tile overlaps the one before
-    ((1 << 17,), 2, False),    # long lanes: the one-stream chunk loop over lanes
+    # lanes of 125 blocks
+    pytest.param((1000,), 250, False, marks=SLOW),
+    # folded lanes of nested vmaps: a buffer of the nested axes
+    pytest.param((1024,), 256, True, marks=SLOW),
+    # a prime lane count: the last tile overlaps the one before
+    pytest.param((1024,), 4001, False, marks=SLOW),
+    # long lanes: the one-stream chunk loop over lanes
+    pytest.param((1 << 17,), 2, False, marks=SLOW),
     ((70001,), 16, True),      # the same, the folded lanes of nested vmaps
 ])
 def test_mapped_lanes_equal_their_unbatched_draws_wherever_the_map_runs(name, shape, n_lanes,
@@ -437,10 +508,15 @@ def test_three_nested_vmaps_build_their_lanes_in_place(name):
         assert _peak_over_output(draw) <= 1.5
 
 
+# By default whole lanes of two axes, 2-D long lanes, a prime lane count and nested long lanes;
+# in the slow run the 1-D whole lanes (the same tiles), the nested tiles
+# (test_three_nested_vmaps_build_their_lanes_in_place bounds them) and the 1-D long lanes (the
+# same chunk loop).
 @pytest.mark.parametrize("name", slow_except(MAPPED, ("normal",)))
 @pytest.mark.parametrize("shape, n_lanes, nested", [
-    ((1024,), 1024, False), ((32, 32), 1024, False), ((1000,), 1000, False),
-    ((1024,), 1024, True), ((999, 999), 4, False), ((70001,), 16, False),
+    pytest.param((1024,), 1024, False, marks=SLOW), ((32, 32), 1024, False),
+    pytest.param((1000,), 1000, False, marks=SLOW), pytest.param((1024,), 1024, True, marks=SLOW),
+    ((999, 999), 4, False), pytest.param((70001,), 16, False, marks=SLOW),
     ((1024,), 4001, False), ((70001,), 16, True)])
 def test_mapped_lanes_peak_memory_is_near_the_output(name, shape, n_lanes, nested):
     """Nested vmaps too: their folded lanes are built in the nested axes' shape, so the passes

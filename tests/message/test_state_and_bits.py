@@ -62,6 +62,11 @@ def _state(seed, label_list, uids):
 
 
 # -- concrete messages -----------------------------------------------------------------------------
+# A concrete message is hashed in Python, the same under every lowering; the lowerings' own
+# part, the stream of a state, is drawn in every small dtype under each lowering by default in
+# tests/lowering/test_lowering.py (test_every_lowering_gives_the_same_values_with_and_without_jit)
+# and here by the traced tests. So the other lowerings run these in the slow run.
+@pytest.mark.other_lowerings_slow
 @property_settings(25)
 @given(seed=word_values, label_list=label_lists, message=messages,
        dtype=st.sampled_from(SMALL_DTYPES),
@@ -75,6 +80,8 @@ def test_concrete_message_matches_oracle(seed, label_list, message, dtype, form)
     assert_equal_arrays(jp.bits(state, (N_DRAWN,), dtype), expected)
 
 
+# uint64 and pair streams under each lowering: test_traced_64bit_words_with_x64, by default.
+@pytest.mark.other_lowerings_slow
 @property_settings(10)
 @given(seed=word_values, label_list=label_lists, message=messages)
 def test_concrete_uint64_with_x64(seed, label_list, message):
@@ -156,6 +163,9 @@ def test_traced_messages_match_oracle_and_concrete(data):
         assert_equal_arrays(got["mixed"][b], expected)
 
 
+# A traced nonce under each lowering: tests/lowering/test_lowering.py's draws of a traced seed,
+# by default; the other lowerings run this in the slow run.
+@pytest.mark.other_lowerings_slow
 def test_traced_nonce_alone():
     draw = jax.jit(lambda seed: jp.bits(jp.key(seed), (N_DRAWN,)))
     for seed in (0, 1, 2**31 - 1, 2**32 - 1):
@@ -213,7 +223,12 @@ BIG_OFFSETS = {  # dtype -> offsets; the first crosses from block 2**32 - 1 into
 }
 
 
-@pytest.mark.parametrize("dtype", list(BIG_OFFSETS))
+# uint8 under the CPU's lowering by default, under the others in the slow run: the carry into
+# block 2**32 and the wrap at 2**64 stay under every lowering with uint32, and uint8 at an
+# offset under every lowering in tests/lowering/test_lowering.py.
+@pytest.mark.parametrize("dtype", [
+    pytest.param(dtype, marks=pytest.mark.other_lowerings_slow) if dtype == jnp.uint8 else dtype
+    for dtype in BIG_OFFSETS])
 def test_static_offsets(dtype):
     seed, label_list, message = STATE_ARGS
     state = _state(seed, label_list, message)
@@ -296,9 +311,18 @@ def test_chunks_are_at_most_a_sixth_of_a_small_draw(n_blocks, chunk):
 
 
 # The boundaries are the CPU lowering's; the other lowerings draw these sizes in the slow run.
+# The CPU's loop runs on uint64 words with x64 on or off (_chunks.chunked_via_uint64): every
+# boundary with x64 off by default, and with x64 on a loop of two smallest chunks (1025 blocks:
+# its native words into the same loop); the other sizes with x64 on in the slow run.
+X64_STEP_AND_CHUNK_BLOCKS_BY_DEFAULT = (_cpu_plan.MIN_CPU_CHUNK_BLOCKS + 1,)
+
+
 @pytest.mark.other_lowerings_slow
-@pytest.mark.parametrize("n_blocks", STEP_AND_CHUNK_BLOCKS)
-@pytest.mark.parametrize("x64", (False, True))
+@pytest.mark.parametrize("x64, n_blocks", [
+    pytest.param(x64, n_blocks, id=f"{x64}-{n_blocks}",
+                 marks=(pytest.mark.slow,) if x64 and n_blocks not in
+                 X64_STEP_AND_CHUNK_BLOCKS_BY_DEFAULT else ())
+    for x64 in (False, True) for n_blocks in STEP_AND_CHUNK_BLOCKS])
 def test_every_step_size_and_chunking_draws_the_oracle_stream(n_blocks, x64):
     n = 8 * n_blocks
     seed = 2**40 + 3 if x64 else 3          # a traced seed: the hash is encrypted in the loop too

@@ -22,7 +22,24 @@ def test_every_case_is_stored(golden):
     assert sorted(golden) == sorted(case.name for case in CASES)
 
 
-@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+# Hail's functions whose values the default run also checks against Hail's own (x64 on and
+# off: tests/hail's known answers and records, which are stronger than golden values) run on
+# CI's newest-jax leg, where Hail's known answers do not run, and with -m slow: a third of this
+# file's compile time. The jdistlib functions without records in the default run (the
+# Dirichlet, the hypergeometrics, the truncated beta) keep their golden values in it, and so
+# does rand_pois (one case), whose records are drawn through its internal function.
+HAIL_CHECKED_BY_HAILS_VALUES = {
+    case.name for case in CASES if case.name.startswith("hail.")
+    and not case.name.startswith(("hail.rand_dirichlet/", "hail.rand_hyper/",
+                                  "hail.rand_multi_hyper/", "hail.rand_beta_truncated/",
+                                  "hail.rand_pois_table/"))}
+NEWEST_LEG_ONLY = (pytest.mark.slow, pytest.mark.newest_jax_leg)
+
+
+@pytest.mark.parametrize("case", [
+    pytest.param(case, id=case.name,
+                 marks=NEWEST_LEG_ONLY if case.name in HAIL_CHECKED_BY_HAILS_VALUES else ())
+    for case in CASES])
 def test_values_equal_the_golden_values(case, golden):
     """Bit for bit; and the compiled program leaves no float operation to the compiler's or the
     instruction set's choice (``float_audit``: no multiply-add it could contract, none of XLA's

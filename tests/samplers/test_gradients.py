@@ -204,18 +204,23 @@ def test_gamma_derivative_is_implicit_reparameterisation(mode):
     np.testing.assert_allclose(derivative, want, rtol=1e-7)
 
 
-def test_gamma_derivative_in_float32_and_half_types():
+# float32 by default; the half types (gamma and its rule computed in float32, as here, then
+# rounded: about 16 s of compiling) in the slow run. uniform's half types run by default above.
+@pytest.mark.parametrize("dtype, rtol", [
+    pytest.param(jnp.float32, 1e-4, id="float32"),
+    pytest.param(jnp.bfloat16, 2e-2, id="bfloat16", marks=pytest.mark.slow),
+    pytest.param(jnp.float16, 2e-2, id="float16", marks=pytest.mark.slow)])
+def test_gamma_derivative_in_float32_and_half_types(dtype, rtol):
     state = _state("gamma narrow")
     a = jnp.array([0.05, 0.3, 0.9, 1.0, 2.5, 30.0, 300.0] * 4)
-    for dtype, rtol in ((jnp.float32, 1e-4), (jnp.bfloat16, 2e-2), (jnp.float16, 2e-2)):
-        param = a.astype(jnp.float32)
-        values, derivative = jax.jvp(lambda p: jp.gamma(state, p, None, dtype), (param,),
-                                     (jnp.ones_like(param),))
-        values = np.asarray(values.astype(F64))
-        finite = values > 1e-30          # scipy's density overflows at draws that underflow
-        want = gamma_derivative_by_cdf(values, a)
-        np.testing.assert_allclose(np.asarray(derivative.astype(F64))[finite], want[finite],
-                                   rtol=rtol)
+    param = a.astype(jnp.float32)
+    values, derivative = jax.jvp(lambda p: jp.gamma(state, p, None, dtype), (param,),
+                                 (jnp.ones_like(param),))
+    values = np.asarray(values.astype(F64))
+    finite = values > 1e-30          # scipy's density overflows at draws that underflow
+    want = gamma_derivative_by_cdf(values, a)
+    np.testing.assert_allclose(np.asarray(derivative.astype(F64))[finite], want[finite],
+                               rtol=rtol)
 
 
 def test_gamma_invalid_shapes_give_nan_derivatives():
@@ -225,8 +230,12 @@ def test_gamma_invalid_shapes_give_nan_derivatives():
     assert np.isnan(np.asarray(derivative)[:3]).all() and np.isfinite(float(derivative[3]))
 
 
-# A composition of two gammas, whose derivatives run in every default mode: forward mode here by
-# default, the other modes in the slow run.
+# A composition of two gammas, in every mode in the slow run (24 s of the default run in forward
+# mode): its rules are the gammas' (checked above in the default modes), exp's and logaddexp's
+# (whose docstring example checks its derivative), and beta's golden values below check under
+# jvp and vjp that they leave the values alone; dirichlet's derivatives, the other composition
+# of gammas, run by default.
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", modes(default=("jvp",)))
 def test_beta_derivatives_follow_the_gammas(mode):
     state = _state("beta")
@@ -246,7 +255,10 @@ def test_beta_derivatives_follow_the_gammas(mode):
         np.testing.assert_allclose(derivative, want, rtol=1e-6, atol=1e-12)
 
 
-@pytest.mark.parametrize("mode", modes(("jvp", "jvp_jit", "grad", "grad_jit", "vmap")))
+# Forward mode by default; the other modes, reverse mode under jit among them (5 s: a transpose
+# of the same rules, as gamma's, which runs by default above), in the slow run.
+@pytest.mark.parametrize("mode", modes(("jvp", "jvp_jit", "grad", "grad_jit", "vmap"),
+                                       default=("jvp",)))
 def test_dirichlet_derivatives_follow_the_gammas(mode):
     state = _state("dirichlet")
     alpha = jnp.array([0.4, 1.0, 3.5])
@@ -279,8 +291,13 @@ def test_dirichlet_derivatives_follow_the_gammas(mode):
 COVARIANCE = np.array([[2.0, 0.6, -0.3], [0.6, 1.0, 0.2], [-0.3, 0.2, 0.5]])
 
 
-@pytest.mark.parametrize("method, mode", _every_mode_for_one(
-    ("cholesky", "eigh", "svd"), "cholesky", names=("jvp", "grad_jit", "vmap")))
+# svd's factor is eigh's eigendecomposition (the Jacobi method's derivative rule) sorted by |w|,
+# so svd runs in the slow run in every mode (its forward mode took 8 s); cholesky's and eigh's
+# forward mode stay by default.
+@pytest.mark.parametrize("method, mode", [
+    param if param != ("svd", "jvp") else pytest.param(*param, marks=pytest.mark.slow)
+    for param in _every_mode_for_one(("cholesky", "eigh", "svd"), "cholesky",
+                                     names=("jvp", "grad_jit", "vmap"))])
 def test_multivariate_normal_derivatives_match_finite_differences(method, mode):
     state = _state("multivariate_normal")
     mean = jnp.array([1.0, -1.0, 0.5])
@@ -394,11 +411,18 @@ GOLDEN_DRAWS = {
 }
 
 
-# float32 by default (and float64 where it is the only case); the float64 twins of the float32
-# cases in the slow run: the custom rules' code does not depend on the width.
-@pytest.mark.parametrize("name", slow_except(sorted(GOLDEN_DRAWS), keep=[
-    name for name in GOLDEN_DRAWS
-    if name.endswith("/float32") or name.replace("/float64", "/float32") not in GOLDEN_DRAWS]))
+# By default uniform's (1 s) and the rules whose values no test above checks under jvp: beta's
+# (which are the gammas' rule, exp's and logaddexp's), dirichlet's (softmax) and the
+# multivariate normal's (float64, its only case). In the slow run: the float64 twins (the custom
+# rules' code does not depend on the width), gamma's own cases (32 s; its rules are beta's
+# first ones) and the truncated normal's (10 s): the derivative tests above check gamma's and
+# the truncated normal's values under jvp bit for bit (the latter at four intervals).
+GOLDEN_DRAWS_IN_DEFAULT_RUN = ("uniform/float32", "beta/float32", "dirichlet/float32",
+                               "multivariate_normal_cholesky/float64")
+
+
+@pytest.mark.parametrize("name", slow_except(sorted(GOLDEN_DRAWS),
+                                             keep=GOLDEN_DRAWS_IN_DEFAULT_RUN))
 def test_values_under_jvp_and_vjp_are_the_golden_values(name):
     """The golden case's values, drawn with its parameters traced (the differentiable path)
     under ``jvp`` (jitted) and ``vjp``: the stored values, bit for bit."""
@@ -417,6 +441,9 @@ def test_values_under_jvp_and_vjp_are_the_golden_values(name):
         assert differ == 0, f"{name}: {differ} values differ"
 
 
+# In the slow run (9 s): derivatives through jp.randomized are checked by default in
+# tests/implicit/test_custom_derivatives.py, and gamma's derivative above.
+@pytest.mark.slow
 def test_randomized_draws_differentiate_like_their_explicit_samplers():
     """A keyless draw is the explicit sampler at its site's state, derivative included."""
     def model(a):

@@ -18,6 +18,7 @@ import pathlib
 import jax
 import numpy as np
 import pytest
+from conftest import slow_except
 from float_audit import audit
 from isa_levels import host_levels, run_at_levels
 
@@ -91,7 +92,9 @@ def _bits(x):
     return x.view(f"u{x.itemsize}")
 
 
-@pytest.mark.parametrize("dtype", _DTYPES)
+# float64 by default; float32 in the slow run (5 s): the same code in another width, and
+# test_singular_and_ill_conditioned_covariances checks float32's bounds by default.
+@pytest.mark.parametrize("dtype", slow_except(_DTYPES, keep=(np.float64,)))
 def test_random_symmetric_matrices_against_numpy(dtype):
     rng = np.random.default_rng(29)
     with jax.enable_x64(dtype == np.float64):
@@ -203,7 +206,8 @@ def test_bad_input_is_refused():
         symmetric_eigen(np.eye(2, dtype=np.float32), sweeps=-1)
 
 
-@pytest.mark.parametrize("dtype", _DTYPES)
+# float32 by default, float64 (7 s: the same code in another width) in the slow run.
+@pytest.mark.parametrize("dtype", slow_except(_DTYPES, keep=(np.float32,)))
 def test_jit_and_eager_give_the_same_bits(dtype):
     rng = np.random.default_rng(32)
     with jax.enable_x64(dtype == np.float64):
@@ -214,7 +218,8 @@ def test_jit_and_eager_give_the_same_bits(dtype):
         np.testing.assert_array_equal(_bits(x), _bits(y))
 
 
-@pytest.mark.parametrize("dtype", _DTYPES)
+# float32 by default, float64 (5 s: the same code in another width) in the slow run.
+@pytest.mark.parametrize("dtype", slow_except(_DTYPES, keep=(np.float32,)))
 def test_vmap_and_batches_give_each_matrix_its_own_bits(dtype):
     rng = np.random.default_rng(33)
     with jax.enable_x64(dtype == np.float64):
@@ -264,10 +269,17 @@ np.savez(sys.argv[1], **out)
 """
 
 
-def test_same_bits_under_every_instruction_set(tmp_path):
+# The host's lowest and highest levels by default (without FMA and with it, where the host has
+# both: what changes float values), each a child process compiling its programs; every level
+# in the slow run (the levels between: a third of this test's 18 s on a 3-level host).
+@pytest.mark.parametrize("which_levels", ["lowest_and_highest",
+                                          pytest.param("every_level", marks=pytest.mark.slow)])
+def test_same_bits_under_every_instruction_set(tmp_path, which_levels):
     levels = host_levels()
     if len(levels) < 2:
         pytest.skip("needs an x86 host with at least two --xla_cpu_max_isa levels")
+    if which_levels == "lowest_and_highest":
+        levels = [levels[0], levels[-1]]
     runs = run_at_levels(["-c", _CHILD, str(tmp_path / "{level}.npz"),
                           str(pathlib.Path(__file__).parent)], levels, timeout=300)
     for level, run in runs.items():

@@ -34,26 +34,44 @@ VECTOR_SAMPLERS = {
 }
 
 
+# The second form of one sampler (ball's other p, orthogonal's wide and tall) in the slow run.
+OTHER_FORMS = ("ball_p0.6", "orthogonal_tall", "orthogonal_wide")
+# multinomial's program with a larger n (other values of the same binomials' branches).
+LARGER_N = ("multinomial_large",)
+
+
+def _check_shape_dtype_and_jit(variant, name):
+    sample, shape, dtype = VECTOR_SAMPLERS[name]
+    state = jp.key(11).split_static(name)
+    out = variant(lambda s: sample(s, (2, 3)))(state)
+    assert out.shape == shape and out.dtype == jnp.dtype(dtype)
+    # Bit for bit: every product is rounded on its own and the parameters are opaque to
+    # XLA's constant folding, so the program around a draw does not move its values.
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(sample(state, (2, 3))))
+
+
 class VectorSamplerTest(chex.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
-    @parameterized.named_parameters(*[(name, name) for name in VECTOR_SAMPLERS])
+    @parameterized.named_parameters(*[(name, name) for name in VECTOR_SAMPLERS
+                                      if name not in OTHER_FORMS + LARGER_N])
     def test_shape_dtype_and_jit_agrees(self, name):
-        sample, shape, dtype = VECTOR_SAMPLERS[name]
-        state = jp.key(11).split_static(name)
-        out = self.variant(lambda s: sample(s, (2, 3)))(state)
-        assert out.shape == shape and out.dtype == jnp.dtype(dtype)
-        # Bit for bit: every product is rounded on its own and the parameters are opaque to
-        # XLA's constant folding, so the program around a draw does not move its values.
-        np.testing.assert_array_equal(np.asarray(out), np.asarray(sample(state, (2, 3))))
+        _check_shape_dtype_and_jit(self.variant, name)
 
 
-# The second form of one sampler (ball's other p, orthogonal's wide and tall) in the slow run.
-OTHER_FORMS = ("ball_p0.6", "orthogonal_tall", "orthogonal_wide")
+# The other forms and the larger n in the slow run (22 s), as in the tests below.
+@pytest.mark.slow
+class SlowVectorSamplerTest(chex.TestCase):
+
+    @chex.variants(with_jit=True, without_jit=True)
+    @parameterized.named_parameters(*[(name, name) for name in OTHER_FORMS + LARGER_N])
+    def test_slow_shape_dtype_and_jit_agrees(self, name):
+        _check_shape_dtype_and_jit(self.variant, name)
 
 
 @pytest.mark.parametrize("name", slow_except(sorted(VECTOR_SAMPLERS),
-                                             keep=set(VECTOR_SAMPLERS) - set(OTHER_FORMS)))
+                                             keep=set(VECTOR_SAMPLERS) - set(OTHER_FORMS)
+                                             - set(LARGER_N)))
 def test_batch_element_i_is_a_fixed_stream_position(name):
     sample, _, _ = VECTOR_SAMPLERS[name]
     state = jp.key(5).split_static("positions")
@@ -62,9 +80,13 @@ def test_batch_element_i_is_a_fixed_stream_position(name):
                                   long[:6])
 
 
+# One sampler of each family by default: rademacher and geometric for multinomial's
+# (_discrete_multivariate) and orthogonal for ball's (_random_geometry). multinomial and ball
+# (16 s: loops of binomials, and gamma's, under vmap; test_samplers vmaps gamma by default) in
+# the slow run, with the other forms and the larger n.
 @pytest.mark.parametrize("name", slow_except(
     sorted(VECTOR_SAMPLERS) + ["rademacher", "geometric"],
-    keep=set(VECTOR_SAMPLERS) - set(OTHER_FORMS) | {"rademacher", "geometric"}))
+    keep={"orthogonal", "rademacher", "geometric"}))
 def test_vmap_over_states_equals_each_state(name):
     if name == "rademacher":
         sample = lambda s: jp.rademacher(s, (40,))
@@ -78,7 +100,12 @@ def test_vmap_over_states_equals_each_state(name):
         np.testing.assert_array_equal(batched[i], np.asarray(sample(jp.key(0).split(i))))
 
 
-def test_parameters_traced_or_concrete_give_the_same_values():
+# geometric by default; multinomial and ball (about 20 s of compiling) in the slow run: their
+# parameters closed over by jit are checked by default in VectorSamplerTest (jit against no
+# jit, bit for bit), by the same means (``at_run_time``).
+@pytest.mark.parametrize("name", slow_except(("geometric", "multinomial", "ball"),
+                                             keep=("geometric",)))
+def test_parameters_traced_or_concrete_give_the_same_values(name):
     """XLA folds functions of constants (a parameter closed over by jit) with its own
     evaluator, whose log/rsqrt/pow round differently; the samplers keep parameters opaque."""
     state = jp.key(3).split_static("traced")
@@ -88,12 +115,11 @@ def test_parameters_traced_or_concrete_give_the_same_values():
                         jnp.array([0.1, 0.6, 0.3])),
         "ball": (lambda p: jp.ball(state, 4, p, (32,)), jnp.float32(0.45)),
     }
-    for name, (draw, param) in draws.items():
-        closed = jax.jit(lambda: draw(param))()
-        traced = jax.jit(draw)(param)
-        np.testing.assert_array_equal(np.asarray(closed), np.asarray(traced), err_msg=name)
-        np.testing.assert_array_equal(np.asarray(draw(param)), np.asarray(traced),
-                                      err_msg=name)
+    draw, param = draws[name]
+    closed = jax.jit(lambda: draw(param))()
+    traced = jax.jit(draw)(param)
+    np.testing.assert_array_equal(np.asarray(closed), np.asarray(traced), err_msg=name)
+    np.testing.assert_array_equal(np.asarray(draw(param)), np.asarray(traced), err_msg=name)
 
 
 # -- rademacher -------------------------------------------------------------------------------
@@ -181,22 +207,28 @@ def test_multinomial_invalid_rows_are_nan():
     assert np.isnan(np.asarray(traced)[1:]).all()
 
 
-def test_multinomial_shape_is_the_batch_shape_and_unroll_changes_nothing():
+# The loop written out (unroll=True, the program least like the rolled one) by default; unroll=2
+# (a partly unrolled loop, a program of its own: 2 s) in the slow run.
+@pytest.mark.parametrize("unroll", [pytest.param(True, id="unrolled"),
+                                    pytest.param(2, id="unroll_2", marks=pytest.mark.slow)])
+def test_multinomial_shape_is_the_batch_shape_and_unroll_changes_nothing(unroll):
     state = jp.key(6)
     p = jnp.full((2, 4), 0.25)
     assert jp.multinomial(state, 5, p).shape == (2, 4)
     assert jp.multinomial(state, jnp.array([1.0, 2.0]), p, shape=(3, 2)).shape == (3, 2, 4)
     base = np.asarray(jp.multinomial(state, 30, p, shape=(5, 2)))
-    for unroll in (2, True):
-        np.testing.assert_array_equal(
-            np.asarray(jp.multinomial(state, 30, p, shape=(5, 2), unroll=unroll)), base)
+    np.testing.assert_array_equal(
+        np.asarray(jp.multinomial(state, 30, p, shape=(5, 2), unroll=unroll)), base)
     half = jp.multinomial(state, 30, p, shape=(5, 2), dtype=jnp.bfloat16)
     np.testing.assert_array_equal(np.asarray(half.astype(jnp.float32)), base)
 
 
 # -- orthogonal -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("n,m", [(1, 1), (4, 4), (7, 3), (3, 7), (24, 24)])
+# Square, tall, wide and 1 x 1 by default; the larger square (24, 24), the same program with
+# more columns, in the slow run.
+@pytest.mark.parametrize("n,m", [(1, 1), (4, 4), (7, 3), (3, 7),
+                                 pytest.param(24, 24, marks=pytest.mark.slow)])
 def test_orthogonal_is_orthonormal(n, m):
     q = np.asarray(jp.orthogonal(jp.key(n * 100 + m), n, (20,), m=m), np.float64)
     gram = q.swapaxes(-1, -2) @ q if n >= m else q @ q.swapaxes(-1, -2)
@@ -254,35 +286,55 @@ def test_ball_radius_is_u_to_the_one_over_d():
     np.testing.assert_allclose(norm, u ** (1 / d), rtol=2e-6)
 
 
-def test_ball_parameters_and_edges():
+# The parameters by default; the float64 and bfloat16 forms (three programs of their own, about
+# 12 s) in the slow run: ball's float64 values are golden values (test_golden_values.py), and
+# test_orthogonal_float64_and_half_types checks the half types' rounding of the float32 draw.
+@pytest.mark.parametrize("part", ["parameters",
+                                  pytest.param("float64_and_half_types", marks=pytest.mark.slow)])
+def test_ball_parameters_and_edges(part):
     state = jp.key(2)
-    p = jnp.array([1.0, 2.0, 0.0, -1.0, jnp.inf, jnp.nan])
-    # Traced: a concrete p <= 0 or inf is a ValueError (test_domains.py).
-    x = np.asarray(jax.jit(lambda p: jp.ball(state, 3, p, (6,)))(p))
-    assert np.isfinite(x[:2]).all() and np.isnan(x[2:]).all()
-    # One p per point: equal to drawing with that p alone at the same position.
-    np.testing.assert_array_equal(x[1], np.asarray(jp.ball(state, 3, 2.0, (6,)))[1])
-    with jax.enable_x64(True):
-        y = jp.ball(state, 4, 3.0, (10,), jnp.float64)
-        assert y.dtype == jnp.float64 and np.isfinite(np.asarray(y)).all()
-    half = jp.ball(state, 4, 3.0, (10,), jnp.bfloat16)
-    np.testing.assert_array_equal(np.asarray(half),
-                                  np.asarray(jp.ball(state, 4, 3.0, (10,)).astype(jnp.bfloat16)))
+    if part == "parameters":
+        p = jnp.array([1.0, 2.0, 0.0, -1.0, jnp.inf, jnp.nan])
+        # Traced: a concrete p <= 0 or inf is a ValueError (test_domains.py).
+        x = np.asarray(jax.jit(lambda p: jp.ball(state, 3, p, (6,)))(p))
+        assert np.isfinite(x[:2]).all() and np.isnan(x[2:]).all()
+        # One p per point: equal to drawing with that p alone at the same position.
+        np.testing.assert_array_equal(x[1], np.asarray(jp.ball(state, 3, 2.0, (6,)))[1])
+    else:
+        with jax.enable_x64(True):
+            y = jp.ball(state, 4, 3.0, (10,), jnp.float64)
+            assert y.dtype == jnp.float64 and np.isfinite(np.asarray(y)).all()
+        half = jp.ball(state, 4, 3.0, (10,), jnp.bfloat16)
+        np.testing.assert_array_equal(
+            np.asarray(half), np.asarray(jp.ball(state, 4, 3.0, (10,)).astype(jnp.bfloat16)))
 
 
-def test_keyless_versions_draw_the_explicit_values():
+# name -> (keyless draw, explicit draw of a state)
+KEYLESS = {
+    "rademacher": (lambda: jp.rand.rademacher((5,)), lambda s: jp.rademacher(s, (5,))),
+    "geometric": (lambda: jp.rand.geometric(0.3, (4,)), lambda s: jp.geometric(s, 0.3, (4,))),
+    "multinomial": (lambda: jp.rand.multinomial(7, P3, shape=(2,)),
+                    lambda s: jp.multinomial(s, 7, P3, shape=(2,))),
+    "orthogonal": (lambda: jp.rand.orthogonal(3, m=2), lambda s: jp.orthogonal(s, 3, m=2)),
+    "ball": (lambda: jp.rand.ball(3, 1.0, (2,)), lambda s: jp.ball(s, 3, 1.0, (2,))),
+}
+
+
+# Every keyless sampler is one generic wrapper of its explicit sampler (jaxpmac/rand.py): three
+# of them by default (one of each family, static parameters and shapes), multinomial and ball
+# (their programs, about 8 s) in the slow run, as tests/implicit/test_implicit.py does for the
+# derived samplers.
+@pytest.mark.parametrize("names", [
+    pytest.param(("rademacher", "geometric", "orthogonal"), id="three"),
+    pytest.param(("multinomial", "ball"), id="the_rest", marks=pytest.mark.slow)])
+def test_keyless_versions_draw_the_explicit_values(names):
     def model():
-        return (jp.rand.rademacher((5,)), jp.rand.geometric(0.3, (4,)),
-                jp.rand.multinomial(7, P3, shape=(2,)), jp.rand.orthogonal(3, m=2),
-                jp.rand.ball(3, 1.0, (2,)))
+        return tuple(KEYLESS[name][0]() for name in names)
 
     state = jp.key(1)
     implicit = jp.randomized(model)(state)
     sites = jp.draw_sites(model)
-    explicit = (jp.rademacher(sites[0].state(state), (5,)),
-                jp.geometric(sites[1].state(state), 0.3, (4,)),
-                jp.multinomial(sites[2].state(state), 7, P3, shape=(2,)),
-                jp.orthogonal(sites[3].state(state), 3, m=2),
-                jp.ball(sites[4].state(state), 3, 1.0, (2,)))
+    explicit = tuple(KEYLESS[name][1](site.state(state)) for name, site in zip(names, sites))
+    assert len(sites) == len(names)
     for a, b in zip(implicit, explicit):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

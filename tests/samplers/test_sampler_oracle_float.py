@@ -38,8 +38,11 @@ import reference_samplers as rs
 from jaxpmac._samplers import _derived_continuous as dc
 from jaxpmac._samplers import _fixed_math
 
-# Every test under every lowering. By default the uniform, normal and inverse-CDF maps of word i
-# run under each (a lowering computes the words and, fused with them, these maps); the samplers
+# Every test under every lowering. By default the uniform and inverse-CDF maps of word i run
+# under the CPU's lowering and one other each, the GPU's or the TPU's in turn (a lowering
+# computes the words and, fused with them, these maps; the words are checked under every
+# lowering by test_sampler_oracle.py and tests/message), and normal's under the CPU's
+# (tests/lowering/test_lowering.py checks that every lowering gives its values); the samplers
 # built on them, the truncated normal's inverse CDF with bounds among them (marked
 # other_lowerings_slow), run the same code under every lowering, so under the CPU's own by
 # default and under the others in the slow run.
@@ -92,6 +95,8 @@ def assert_close32(got, expected, abs_err=0.0, ulps=ULPS):
 bounds = st.tuples(floats32(-1e3, 1e3), floats32(1e-3, 1e3))
 
 
+# Under the GPU's lowering besides the CPU's by default; the TPU's (7 s) in the slow run.
+@pytest.mark.other_lowerings_slow(keep=("elementwise",))
 @property_settings()
 @given(word_values, label_lists, messages, sizes, bounds, st.booleans())
 def test_uniform_with_bounds_is_the_scaled_unit_of_word_i(nonce, label_list, message, n,
@@ -109,6 +114,8 @@ def test_uniform_with_bounds_is_the_scaled_unit_of_word_i(nonce, label_list, mes
         assert float(got[i]) == rs.scale(unit, lo, hi), (i, unit, got[i])
 
 
+# Under the TPU's lowering besides the CPU's by default; the GPU's in the slow run.
+@pytest.mark.other_lowerings_slow(keep=("elementwise_pairs",))
 @property_settings()
 @given(word_values, label_lists, messages, sizes)
 def test_precise_uniform_is_exact_on_the_unit_interval(nonce, label_list, message, n):
@@ -119,6 +126,9 @@ def test_precise_uniform_is_exact_on_the_unit_interval(nonce, label_list, messag
 
 # -- one-word transforms --------------------------------------------------------------------
 
+# Under the CPU's lowering by default; the others (5 s) in the slow run: test_lowering.py checks
+# by default that normal's values are the same under every lowering.
+@pytest.mark.other_lowerings_slow
 @property_settings()
 @given(word_values, label_lists, messages, sizes)
 def test_normal_is_ndtri_of_word_i(nonce, label_list, message, n):
@@ -130,6 +140,8 @@ _KINDS = {"exponential": jp.exponential, "gumbel": jp.gumbel, "logistic": jp.log
           "laplace": jp.laplace, "cauchy": jp.cauchy}
 
 
+# Under the TPU's lowering besides the CPU's by default; the GPU's (5 s) in the slow run.
+@pytest.mark.other_lowerings_slow(keep=("elementwise_pairs",))
 @property_settings(40)
 @given(st.sampled_from(sorted(_KINDS)), word_values, label_lists, messages, sizes)
 def test_inverse_cdf_transforms_of_word_i(kind, nonce, label_list, message, n):
@@ -222,6 +234,9 @@ def test_gamma_is_marsaglia_tsang_on_fixed_words(nonce, label_list, message, alp
     _assert_log_close(got, [e["value"] for e in expected], [e["scale"] for e in expected])
 
 
+# In the slow run: test_samplers.py's test_nan_and_inf_parameters_match_jax_random draws gamma
+# at these four values, traced, by default.
+@pytest.mark.slow
 @pytest.mark.other_lowerings_slow
 @property_settings(3)
 @given(word_values, label_lists, messages)
@@ -251,6 +266,10 @@ def test_beta_is_the_log_space_ratio_of_two_gammas(nonce, label_list, message, a
                                           for x, y in zip(log_a, log_b)])
 
 
+# In the slow run (7 s): test_gradients.py's test_dirichlet_derivatives_follow_the_gammas checks
+# by default, in float64, that dirichlet is the normalised gammas drawn on its state, and gamma
+# is checked against the reference above.
+@pytest.mark.slow
 @pytest.mark.other_lowerings_slow
 @property_settings(15)
 @given(word_values, label_lists, messages, 
@@ -290,6 +309,9 @@ def test_poisson_is_inversion_or_ptrs_on_fixed_words(nonce, label_list, message,
     assert np.asarray(got).tolist() == expected
 
 
+# In the slow run: test_samplers.py's test_nan_and_inf_parameters_match_jax_random draws
+# poisson at these four rates, traced, by default.
+@pytest.mark.slow
 @pytest.mark.other_lowerings_slow
 @property_settings(3)
 @given(word_values, label_lists, messages)
@@ -508,7 +530,10 @@ def _loggamma32(state, a, n):
 
 
 # Five examples: each compiles programs of its own (27-38 s for ten on 2 cores), and the golden
-# values and edge tests cover these samplers' values too.
+# values and edge tests cover these samplers' values too. In the slow run (12 s): chisquare and
+# loggamma are gamma's program (2 exp(log x) and log x of _gamma_family.log_gamma_flat), which
+# test_gamma_is_marsaglia_tsang_on_fixed_words checks in log space by default.
+@pytest.mark.slow
 @pytest.mark.other_lowerings_slow
 @property_settings(5)
 @given(word_values, label_lists, messages, sizes, alphas)
@@ -573,7 +598,10 @@ probabilities = st.one_of(floats32(1e-6, 1), floats32(0.5, 1), st.sampled_from([
 
 # Six probabilities per example, any one within the oracle's margin of a count's boundary
 # rejects it: in some runs most examples are (seen: 50 of 59), which hypothesis' health check
-# calls too much filtering; the accepted examples are still checked exactly.
+# calls too much filtering; the accepted examples are still checked exactly. In the slow run
+# (3 s): test_multivariate_samplers.py's test_geometric_is_inversion_of_log_u checks 500 draws
+# against the same reference by default, and the edge values below run by default.
+@pytest.mark.slow
 @pytest.mark.other_lowerings_slow
 @hypothesis.settings(property_settings(30), suppress_health_check=[
     *property_settings().suppress_health_check, hypothesis.HealthCheck.filter_too_much])
@@ -587,6 +615,10 @@ def test_geometric_is_inversion_of_word_i(nonce, label_list, message, probs):
     assert np.asarray(got).tolist() == expected
 
 
+# Under the CPU's lowering by default; the others (6 s) in the slow run: geometric's map is an
+# inverse CDF of word i (``_unit.mapped_words``), as those test_inverse_cdf_transforms_of_word_i
+# runs under the other lowerings, and test_multivariate_samplers.py checks these edge values.
+@pytest.mark.other_lowerings_slow
 @property_settings(3)
 @given(word_values, label_lists, messages)
 def test_geometric_edge_values(nonce, label_list, message):

@@ -130,12 +130,23 @@ CONTINUOUS = {
 # Half precision is checked by default for the normal and exponential (the shared code paths:
 # symmetric-unit words, float32 computation, one rounding); the rest are slow tests.
 FAST_IN_HALF = {"normal", "exponential"}
+# The derived samplers but wald and triangular (which run by default) in the slow run (26 s):
+# they are fixed functions of samplers fitted here (normal, exponential, gamma), and the default
+# run checks each against its documented function (test_sampler_oracle_float.py: the maps of
+# normal and exponential words, t, f and generalized_normal against their gammas; chisquare and
+# loggamma are gamma's own program, 2 exp(log x) and log x).
+FITTED_THROUGH_THEIR_PARTS = {
+    "t", "t_heavy", "lognormal", "chisquare", "chisquare_small", "f", "loggamma",
+    "loggamma_small", "pareto", "weibull_min", "rayleigh", "maxwell", "double_sided_maxwell",
+    "generalized_normal", "generalized_normal_small_p"}
 
 
 def _continuous_cases():
     for name in CONTINUOUS:
         for dtype in FLOAT_DTYPES:
-            marks = [pytest.mark.slow] if dtype != jnp.float32 and name not in FAST_IN_HALF else []
+            slow = ((dtype != jnp.float32 and name not in FAST_IN_HALF)
+                    or name in FITTED_THROUGH_THEIR_PARTS)
+            marks = [pytest.mark.slow] if slow else []
             yield pytest.param(name, dtype, id=f"{name}-{jnp.dtype(dtype).name}", marks=marks)
 
 
@@ -283,6 +294,9 @@ def test_geometric_fit(p):
     assert _discrete_p(x, st.geom(p).pmf, top) > THRESHOLD
 
 
+# In the slow run, as the other x64 forms: float64 geometric is the float32 one's formula in
+# float64 (its values are golden values by default), and test_geometric_fit fits three p.
+@pytest.mark.slow
 def test_geometric_fit_float64():
     with jax.enable_x64(True):
         x = np.asarray(jp.geometric(_state("geometric64"), 0.1, (N,)))
@@ -302,6 +316,9 @@ def test_multinomial_joint_fit():
     assert _chi2_p(observed, expected) > THRESHOLD
 
 
+# In the slow run (5 s): multinomial's categories are binomials, and test_binomial_fit fits
+# BTRS (n = 1000) by default; test_multinomial_joint_fit fits multinomial itself.
+@pytest.mark.slow
 def test_multinomial_large_n_marginals():
     # Category j of Multinomial(n, p) is Binomial(n, p_j); these n p_j take BTRS.
     p = np.array([0.1, 0.25, 0.05, 0.6])
@@ -321,7 +338,8 @@ def _haar_states(name, count):
     return jax.vmap(lambda i: _state(name).split(i))(jnp.arange(count))
 
 
-@pytest.mark.parametrize("n,m", [(4, 4), (6, 2)])
+# Square by default; the tall Stiefel form (6, 2), orthogonal's second form, in the slow run.
+@pytest.mark.parametrize("n,m", [(4, 4), pytest.param(6, 2, marks=pytest.mark.slow)])
 def test_orthogonal_is_haar(n, m):
     """Each entry of a Haar orthogonal (or Stiefel) matrix is a coordinate of a uniform point
     on the sphere S^(n-1): ``(q + 1) / 2 ~ Beta((n-1)/2, (n-1)/2)``. A fixed row or column
@@ -342,9 +360,11 @@ def test_orthogonal_is_haar(n, m):
         assert abs((trace ** 2).mean() - 1) < 5 * np.sqrt(2 / count)
 
 
-# A Euclidean ball and a p < 1 one by default, the other two in the slow run.
-@pytest.mark.parametrize("d,p", [(3, 2.0), (5, 0.7)] + [
-    pytest.param(d, p, marks=pytest.mark.slow) for d, p in [(2, 1.0), (4, 4.0)]])
+# A Euclidean ball by default, the other three in the slow run: for p <= 1 the coordinates are
+# gamma's plain draws, for p > 1 its boosted ones (both fitted above as gamma and gamma_small),
+# and test_multivariate_samplers.py checks that p < 1 points lie in the ball.
+@pytest.mark.parametrize("d,p", [(3, 2.0)] + [
+    pytest.param(d, p, marks=pytest.mark.slow) for d, p in [(5, 0.7), (2, 1.0), (4, 4.0)]])
 def test_ball_is_uniform(d, p):
     """Uniform in the unit p-ball: the p-norm to the power d is U(0, 1) (the volume inside
     radius r is r**d); the signs are fair. Marginals with a closed form: for p = 2, d = 3 a
@@ -363,6 +383,9 @@ def test_ball_is_uniform(d, p):
     assert st.ks_2samp(x[:, 0], x[:, -1]).pvalue > THRESHOLD
 
 
+# In the slow run (5 s): dirichlet is the normalised gammas (test_gradients.py checks so by
+# default), and gamma and beta, its margins, are fitted above.
+@pytest.mark.slow
 def test_dirichlet_moments():
     alpha = np.array([0.5, 1.0, 2.5])
     x = np.asarray(jp.dirichlet(_state("dirichlet"), jnp.asarray(alpha), (N,)))

@@ -61,9 +61,25 @@ SAMPLERS = {
 # The samplers of jaxpmac/_samplers/_derived_continuous.py (tested further below).
 DERIVED = ("t", "lognormal", "chisquare", "f", "loggamma", "pareto", "weibull_min", "rayleigh",
            "maxwell", "double_sided_maxwell", "generalized_normal", "wald", "triangular")
+# The derived samplers made of gammas (gamma's rejection loop: the longest compiles here) and
+# those written in closed form of stream words (of normal, exponential and uniform words).
+MADE_OF_GAMMAS = ("t", "chisquare", "f", "loggamma", "generalized_normal")
+CLOSED_FORMS = tuple(name for name in DERIVED if name not in MADE_OF_GAMMAS)
 # Compiled programs of these are large (rejection loops); their jit/no-jit checks are slow tests
-# (test_vmap_over_states and the statistics tests still trace them by default).
+# (the goodness-of-fit tests, and for f the oracle test against its gammas, still draw them by
+# default).
 SLOW_TO_COMPILE = {"beta", "poisson", "binomial", "f"}
+# Derived samplers whose jit/no-jit and stream-position checks repeat others of the default run:
+# those made of gammas (gamma's program, checked as "gamma"; 36 s of compiling here) and those
+# that map normal or exponential words (as "normal" and the unit_transform samplers do). In the
+# slow run; wald (two words a value) and triangular stay in the default run.
+DERIVED_REPEATS = {"t", "chisquare", "loggamma", "generalized_normal", "lognormal", "pareto",
+                   "weibull_min", "rayleigh", "maxwell", "double_sided_maxwell"}
+POSITIONS_IN_SLOW_RUN = SLOW_TO_COMPILE | DERIVED_REPEATS
+# The samplers whose words unit_transform maps, as cauchy's (in the default run): their jit/no-jit
+# checks in the slow run too (7 s; their stream positions stay in the default run).
+UNIT_TRANSFORM_REPEATS = {"exponential", "gumbel", "laplace", "logistic"}
+JIT_CHECKS_IN_SLOW_RUN = POSITIONS_IN_SLOW_RUN | UNIT_TRANSFORM_REPEATS
 # Samplers whose element i is a function of the state and i alone (prefix property).
 POSITIONAL = ["uniform", "uniform_precise", "normal", "truncated_normal", "bernoulli", "randint",
               "gumbel", "exponential", "laplace", "logistic", "cauchy", "choice", "choice_p",
@@ -74,7 +90,7 @@ class SamplerTest(chex.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
     @parameterized.named_parameters(*[(name, name) for name in SAMPLERS
-                                      if name not in SLOW_TO_COMPILE])
+                                      if name not in JIT_CHECKS_IN_SLOW_RUN])
     def test_shape_dtype_and_jit_agrees(self, name):
         _check_shape_dtype_and_jit(self.variant, name)
 
@@ -105,7 +121,7 @@ def _check_shape_dtype_and_jit(variant, name):
 class SlowSamplerTest(chex.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
-    @parameterized.named_parameters(*[(name, name) for name in SLOW_TO_COMPILE])
+    @parameterized.named_parameters(*[(name, name) for name in sorted(JIT_CHECKS_IN_SLOW_RUN)])
     def test_slow_shape_dtype_and_jit_agrees(self, name):
         _check_shape_dtype_and_jit(self.variant, name)
 
@@ -120,7 +136,7 @@ class SlowSamplerTest(chex.TestCase):
 
 
 @pytest.mark.parametrize("name", [
-    pytest.param(name, marks=[pytest.mark.slow] if name in SLOW_TO_COMPILE else [])
+    pytest.param(name, marks=[pytest.mark.slow] if name in POSITIONS_IN_SLOW_RUN else [])
     for name in POSITIONAL])
 def test_element_i_is_a_fixed_stream_position(name):
     sample, _ = SAMPLERS[name]
@@ -307,92 +323,134 @@ def test_bad_input():
         jp.poisson(s, 1.0, (2,), jnp.float32)
 
 
+def _truncated_normal_traced_empty_interval_is_nan(variant):
+    state = jp.key(6)
+    lower = jnp.array([-1.0, 1.0, 0.5, 2.0, -jnp.inf])
+    upper = jnp.array([1.0, 0.0, 0.5, 2.0, -jnp.inf])
+    x = variant(jax.vmap(lambda lo, hi: jp.truncated_normal(state, lo, hi, (3,))))(
+        lower, upper)
+    np.testing.assert_allclose(x[0], jp.truncated_normal(state, -1.0, 1.0, (3,)),
+                               rtol=2e-6)
+    assert np.isnan(x[1]).all()                          # lower > upper
+    np.testing.assert_array_equal(x[2:], np.repeat(lower[2:, None], 3, axis=1))
+
+
+def _truncated_normal_equal_bounds_give_that_value(variant):
+    bound = jnp.array([-2.5, 0.0, 1.5, 40.0, jnp.inf, -jnp.inf])
+    x = variant(lambda b: jp.truncated_normal(jp.key(1), b, b, (2, 6)))(bound)
+    np.testing.assert_array_equal(x, np.broadcast_to(bound, (2, 6)))
+    half = variant(lambda: jp.truncated_normal(jp.key(1), 0.3, 0.3, (2,), jnp.bfloat16))()
+    np.testing.assert_array_equal(half, jnp.full((2,), 0.3, jnp.bfloat16))
+
+
+def _choice_traced_invalid_weights_are_flagged(variant, replace):
+    state = jp.key(8)
+    good = jnp.array([1.0, 0.0, 2.0, 3.0])
+    p = jnp.stack([good, jnp.array([1.0, -1.0, 1.0, 1.0]), jnp.zeros(4),
+                   jnp.array([1.0, jnp.nan, 1.0, 1.0]), jnp.array([1.0, jnp.inf, 0.0, 0.0]),
+                   jnp.full(4, 3e38), jnp.array([0.0, 0.0, 0.0, 1.0])])
+    draw = variant(jax.vmap(lambda p: (
+        jp.choice(state, 4, (2,), replace=replace, p=p),
+        jp.choice(state, jnp.arange(4.0) + 10, (2,), replace=replace, p=p),
+        jp.choice(state, jnp.arange(8, dtype=jnp.int32).reshape(2, 4), (2,),
+                  replace=replace, p=p, axis=1))))
+    index, floats, ints = (np.asarray(x) for x in draw(p))
+    np.testing.assert_array_equal(index[0], jp.choice(state, 4, (2,), replace=replace,
+                                                      p=good))
+    np.testing.assert_array_equal(floats[0], index[0] + 10.0)
+    np.testing.assert_array_equal(ints[0], np.stack([index[0], index[0] + 4]))
+    # Rows 1-5 are invalid either way; row 6 has one positive weight, enough only with
+    # replacement.
+    invalid = [1, 2, 3, 4, 5] if replace else [1, 2, 3, 4, 5, 6]
+    np.testing.assert_array_equal(index[invalid], -1)
+    assert np.isnan(floats[invalid]).all()
+    np.testing.assert_array_equal(ints[invalid], np.iinfo(np.int32).min)
+    if replace:
+        np.testing.assert_array_equal(index[6], 3)
+
+
+def _categorical_traced_invalid_rows_are_flagged(variant, replace):
+    state, inf = jp.key(9), jnp.inf
+    good = jnp.array([0.0, 1.0, -inf, 2.0])
+    logits = jnp.stack([good, jnp.array([0.0, jnp.nan, 0.0, 0.0]), jnp.full(4, -inf),
+                        jnp.array([inf, 0.0, inf, 0.0]), jnp.array([0.0, inf, -inf, 0.0]),
+                        jnp.array([-inf, -inf, 3.0, -inf])])
+    # Rows 1-3 are invalid either way; row 5 has one possible category, enough only with
+    # replacement. Row 4's single +inf is a point mass.
+    invalid = [1, 2, 3] if replace else [1, 2, 3, 5]
+    valid = [row for row in range(len(logits)) if row not in invalid]
+
+    # One row per vmapped call.
+    draws = np.asarray(variant(jax.vmap(
+        lambda row: jp.categorical(state, row, shape=(2,), replace=replace)))(logits))
+    np.testing.assert_array_equal(
+        draws[0], jp.categorical(state, good, shape=(2,), replace=replace))
+    np.testing.assert_array_equal(draws[invalid], -1)
+    assert draws[4, 0] == 1
+    if replace:
+        np.testing.assert_array_equal(draws[4:], [[1, 1], [2, 2]])
+
+    # All rows in one call (categories along axis 0; without replacement each row needs
+    # 3 possible categories, as rows 0 and 4 have): only the invalid rows change.
+    fixed = logits.at[jnp.array(invalid)].set(0.0)
+    both = np.asarray(variant(jax.vmap(
+        lambda rows: jp.categorical(state, rows.T, axis=0, shape=(3, 6), replace=replace)))(
+            jnp.stack([logits, fixed])))
+    np.testing.assert_array_equal(
+        both[1], jp.categorical(state, fixed.T, axis=0, shape=(3, 6), replace=replace))
+    np.testing.assert_array_equal(both[0][:, invalid], -1)
+    np.testing.assert_array_equal(both[0][:, valid], both[1][:, valid])
+
+
 class InvalidTracedValuesTest(chex.TestCase):
     """Values that can only be checked when concrete (tests/test_bad_input.py): traced ones
-    give an output that is visibly invalid, never a valid-looking draw. The variants jit the
-    vmapped function, or not; either way the parameters are traced by vmap."""
+    give an output that is visibly invalid, never a valid-looking draw. The vmapped
+    function is jitted here, and called without jit in InvalidTracedValuesWithoutJitTest;
+    either way the parameters are traced by vmap."""
 
-    @chex.variants(with_jit=True, without_jit=True)
+    @chex.variants(with_jit=True)
     def test_truncated_normal_traced_empty_interval_is_nan(self):
-        state = jp.key(6)
-        lower = jnp.array([-1.0, 1.0, 0.5, 2.0, -jnp.inf])
-        upper = jnp.array([1.0, 0.0, 0.5, 2.0, -jnp.inf])
-        x = self.variant(jax.vmap(lambda lo, hi: jp.truncated_normal(state, lo, hi, (3,))))(
-            lower, upper)
-        np.testing.assert_allclose(x[0], jp.truncated_normal(state, -1.0, 1.0, (3,)),
-                                   rtol=2e-6)
-        assert np.isnan(x[1]).all()                          # lower > upper
-        np.testing.assert_array_equal(x[2:], np.repeat(lower[2:, None], 3, axis=1))
+        _truncated_normal_traced_empty_interval_is_nan(self.variant)
 
-    @chex.variants(with_jit=True, without_jit=True)
+    @chex.variants(with_jit=True)
     def test_truncated_normal_equal_bounds_give_that_value(self):
-        bound = jnp.array([-2.5, 0.0, 1.5, 40.0, jnp.inf, -jnp.inf])
-        x = self.variant(lambda b: jp.truncated_normal(jp.key(1), b, b, (2, 6)))(bound)
-        np.testing.assert_array_equal(x, np.broadcast_to(bound, (2, 6)))
-        half = self.variant(lambda: jp.truncated_normal(jp.key(1), 0.3, 0.3, (2,),
-                                                        jnp.bfloat16))()
-        np.testing.assert_array_equal(half, jnp.full((2,), 0.3, jnp.bfloat16))
+        _truncated_normal_equal_bounds_give_that_value(self.variant)
 
-    @chex.variants(with_jit=True, without_jit=True)
+    @chex.variants(with_jit=True)
     @parameterized.named_parameters(("with_replacement", True), ("without", False))
     def test_choice_traced_invalid_weights_are_flagged(self, replace):
-        state = jp.key(8)
-        good = jnp.array([1.0, 0.0, 2.0, 3.0])
-        p = jnp.stack([good, jnp.array([1.0, -1.0, 1.0, 1.0]), jnp.zeros(4),
-                       jnp.array([1.0, jnp.nan, 1.0, 1.0]), jnp.array([1.0, jnp.inf, 0.0, 0.0]),
-                       jnp.full(4, 3e38), jnp.array([0.0, 0.0, 0.0, 1.0])])
-        draw = self.variant(jax.vmap(lambda p: (
-            jp.choice(state, 4, (2,), replace=replace, p=p),
-            jp.choice(state, jnp.arange(4.0) + 10, (2,), replace=replace, p=p),
-            jp.choice(state, jnp.arange(8, dtype=jnp.int32).reshape(2, 4), (2,),
-                      replace=replace, p=p, axis=1))))
-        index, floats, ints = (np.asarray(x) for x in draw(p))
-        np.testing.assert_array_equal(index[0], jp.choice(state, 4, (2,), replace=replace,
-                                                          p=good))
-        np.testing.assert_array_equal(floats[0], index[0] + 10.0)
-        np.testing.assert_array_equal(ints[0], np.stack([index[0], index[0] + 4]))
-        # Rows 1-5 are invalid either way; row 6 has one positive weight, enough only with
-        # replacement.
-        invalid = [1, 2, 3, 4, 5] if replace else [1, 2, 3, 4, 5, 6]
-        np.testing.assert_array_equal(index[invalid], -1)
-        assert np.isnan(floats[invalid]).all()
-        np.testing.assert_array_equal(ints[invalid], np.iinfo(np.int32).min)
-        if replace:
-            np.testing.assert_array_equal(index[6], 3)
+        _choice_traced_invalid_weights_are_flagged(self.variant, replace)
 
-    @chex.variants(with_jit=True, without_jit=True)
+    @chex.variants(with_jit=True)
     @parameterized.named_parameters(("with_replacement", True), ("without", False))
     def test_categorical_traced_invalid_rows_are_flagged(self, replace):
-        state, inf = jp.key(9), jnp.inf
-        good = jnp.array([0.0, 1.0, -inf, 2.0])
-        logits = jnp.stack([good, jnp.array([0.0, jnp.nan, 0.0, 0.0]), jnp.full(4, -inf),
-                            jnp.array([inf, 0.0, inf, 0.0]), jnp.array([0.0, inf, -inf, 0.0]),
-                            jnp.array([-inf, -inf, 3.0, -inf])])
-        # Rows 1-3 are invalid either way; row 5 has one possible category, enough only with
-        # replacement. Row 4's single +inf is a point mass.
-        invalid = [1, 2, 3] if replace else [1, 2, 3, 5]
-        valid = [row for row in range(len(logits)) if row not in invalid]
+        _categorical_traced_invalid_rows_are_flagged(self.variant, replace)
 
-        # One row per vmapped call.
-        draws = np.asarray(self.variant(jax.vmap(
-            lambda row: jp.categorical(state, row, shape=(2,), replace=replace)))(logits))
-        np.testing.assert_array_equal(
-            draws[0], jp.categorical(state, good, shape=(2,), replace=replace))
-        np.testing.assert_array_equal(draws[invalid], -1)
-        assert draws[4, 0] == 1
-        if replace:
-            np.testing.assert_array_equal(draws[4:], [[1, 1], [2, 2]])
 
-        # All rows in one call (categories along axis 0; without replacement each row needs
-        # 3 possible categories, as rows 0 and 4 have): only the invalid rows change.
-        fixed = logits.at[jnp.array(invalid)].set(0.0)
-        both = np.asarray(self.variant(jax.vmap(
-            lambda rows: jp.categorical(state, rows.T, axis=0, shape=(3, 6), replace=replace)))(
-                jnp.stack([logits, fixed])))
-        np.testing.assert_array_equal(
-            both[1], jp.categorical(state, fixed.T, axis=0, shape=(3, 6), replace=replace))
-        np.testing.assert_array_equal(both[0][:, invalid], -1)
-        np.testing.assert_array_equal(both[0][:, valid], both[1][:, valid])
+# The same checks with the vmapped function called without jit: the samplers' own jitted
+# programs, batched, as under jit (a mode that adds little, as the derivatives without jit);
+# in the slow run (10 s of the default run's 26 s for these checks).
+@pytest.mark.slow
+class InvalidTracedValuesWithoutJitTest(chex.TestCase):
+    """:class:`InvalidTracedValuesTest` without jit."""
+
+    @chex.variants(without_jit=True)
+    def test_truncated_normal_traced_empty_interval_is_nan(self):
+        _truncated_normal_traced_empty_interval_is_nan(self.variant)
+
+    @chex.variants(without_jit=True)
+    def test_truncated_normal_equal_bounds_give_that_value(self):
+        _truncated_normal_equal_bounds_give_that_value(self.variant)
+
+    @chex.variants(without_jit=True)
+    @parameterized.named_parameters(("with_replacement", True), ("without", False))
+    def test_choice_traced_invalid_weights_are_flagged(self, replace):
+        _choice_traced_invalid_weights_are_flagged(self.variant, replace)
+
+    @chex.variants(without_jit=True)
+    @parameterized.named_parameters(("with_replacement", True), ("without", False))
+    def test_categorical_traced_invalid_rows_are_flagged(self, replace):
+        _categorical_traced_invalid_rows_are_flagged(self.variant, replace)
 
 
 # Samplers that read one word per element have the stream map the words (``_unit.WordMap``:
@@ -402,7 +460,9 @@ class InvalidTracedValuesTest(chex.TestCase):
 ONE_WORD_SAMPLERS = ("normal", "exponential", "gumbel", "laplace", "logistic", "cauchy")
 
 
-@pytest.mark.parametrize("name", ONE_WORD_SAMPLERS)
+# normal's map and one of unit_transform's (cauchy's, the cheapest) by default; the other four
+# have their words mapped as cauchy's are (``_unit.mapped_words``), in the slow run.
+@pytest.mark.parametrize("name", slow_except(ONE_WORD_SAMPLERS, keep=("normal", "cauchy")))
 def test_one_word_samplers_peak_memory_is_about_the_output(name):
     """At most issue 5's 1.5x the output (it was 2.08x). The chunk loop's working memory is
     fixed (~0.35 MiB: a 4096-block chunk's words), so the ratio is measured on outputs of
@@ -413,8 +473,19 @@ def test_one_word_samplers_peak_memory_is_about_the_output(name):
         lambda i: sampler(jp.key(s).split(i), (1024,)))(jnp.arange(1024))) <= 1.5
 
 
-@pytest.mark.parametrize("dtype", (jnp.float32, jnp.bfloat16, jnp.float16))
-@pytest.mark.parametrize("bounds", ((0.0, 1.0), (-0.0, 1.0), (-2.0, 3.0), (0.1, 0.7), (5, 5)))
+CONCRETE_BOUNDS = ((0.0, 1.0), (-0.0, 1.0), (-2.0, 3.0), (0.1, 0.7), (5, 5))
+
+
+# In float32 every kind of bounds (the skipped scaling of (0, 1), -0.0, an interval, an empty
+# one) and in the half types the interval (-2, 3) by default; the second interval (0.1, 0.7)
+# and the half types' other bounds (the same path in another dtype) in the slow run.
+@pytest.mark.parametrize("bounds, dtype", [
+    pytest.param(bounds, dtype, id=f"bounds{i}-{jnp.dtype(dtype).name}",
+                 marks=() if bounds == (-2.0, 3.0) or (dtype == jnp.float32
+                                                       and bounds != (0.1, 0.7))
+                 else pytest.mark.slow)
+    for i, bounds in enumerate(CONCRETE_BOUNDS)
+    for dtype in (jnp.float32, jnp.bfloat16, jnp.float16)])
 def test_uniform_with_concrete_scalar_bounds_equals_the_general_path(bounds, dtype):
     """Concrete scalar bounds take a path that scales chunk by chunk (``_ScaledFastUnit``;
     for ``(0, 1)`` it skips the scaling, an identity there, but not for ``(-0.0, 1)``); the
@@ -464,58 +535,100 @@ def test_binomial_with_scalar_parameters_keeps_them_scalar():
 
 # -- the samplers of jaxpmac/_samplers/_derived_continuous.py --------------------------------------
 
-def test_derived_samplers_vmap_over_states_and_parameters():
+def _derived_cases(default, slow, default_id, slow_id):
+    """A test's two cases over derived samplers: ``default`` in the default run, ``slow`` in the
+    slow run; each case runs the test's checks of the samplers it names."""
+    return [pytest.param(default, id=default_id),
+            pytest.param(slow, id=slow_id, marks=pytest.mark.slow)]
+
+
+# The samplers in closed form by default; t and generalized_normal (gamma's rejection loop under
+# vmap, about 24 s of compiling) in the slow run: test_vmap_over_states vmaps gamma by default.
+@pytest.mark.parametrize("samplers", _derived_cases(
+    ("wald", "triangular", "weibull_min"), ("t", "generalized_normal"),
+    "closed_forms", "made_of_gammas"))
+def test_derived_samplers_vmap_over_states_and_parameters(samplers):
     states = jax.vmap(lambda i: jp.key(1).split(i))(jnp.arange(3))
     for name in ("t", "wald", "triangular", "generalized_normal"):
+        if name not in samplers:
+            continue
         sample, _ = SAMPLERS[name]
         batched = jax.vmap(lambda s: sample(s, (4,)))(states)
         for i in range(3):
             np.testing.assert_array_equal(batched[i], sample(jp.key(1).split(i), (4,)))
     # A vmapped parameter gives the draws of each parameter value (each row alone).
     state = jp.key(2)
-    df = jnp.array([1.0, 4.0, 30.0])
-    rows = jax.vmap(lambda d: jp.t(state, d, (5,)))(df)
-    for i in range(3):
-        np.testing.assert_array_equal(rows[i], jp.t(state, df[i], (5,)))
-    scale = jnp.array([0.5, 2.0])
-    rows = jax.vmap(lambda c: jp.weibull_min(state, 1.5, c, (5,)))(scale)
-    for i in range(2):
-        np.testing.assert_array_equal(rows[i], jp.weibull_min(state, 1.5, scale[i], (5,)))
+    if "t" in samplers:
+        df = jnp.array([1.0, 4.0, 30.0])
+        rows = jax.vmap(lambda d: jp.t(state, d, (5,)))(df)
+        for i in range(3):
+            np.testing.assert_array_equal(rows[i], jp.t(state, df[i], (5,)))
+    if "weibull_min" in samplers:
+        scale = jnp.array([0.5, 2.0])
+        rows = jax.vmap(lambda c: jp.weibull_min(state, 1.5, c, (5,)))(scale)
+        for i in range(2):
+            np.testing.assert_array_equal(rows[i], jp.weibull_min(state, 1.5, scale[i], (5,)))
 
 
-def test_derived_samplers_broadcast_their_parameters():
+# The samplers in closed form by default; t, f and generalized_normal (about 12 s of compiling)
+# in the slow run: their parameters broadcast as the others' do (``_sampler_args``), and
+# test_parameter_broadcasting broadcasts gamma's by default.
+@pytest.mark.parametrize("samplers", _derived_cases(
+    ("triangular", "weibull_min", "double_sided_maxwell", "wald"),
+    ("t", "f", "generalized_normal"), "closed_forms", "made_of_gammas"))
+def test_derived_samplers_broadcast_their_parameters(samplers):
     s = jp.key(4)
-    assert jp.t(s, jnp.ones((2, 1))).shape == (2, 1)
-    assert jp.f(s, jnp.ones((2, 1)), jnp.ones(3)).shape == (2, 3)
-    assert jp.triangular(s, jnp.zeros(3), 1.0, jnp.full((2, 1), 2.0)).shape == (2, 3)
-    assert jp.weibull_min(s, jnp.ones(3), 2.0, None).shape == (3,)
-    assert jp.double_sided_maxwell(s, jnp.zeros((2, 1)), jnp.ones(4), None).shape == (2, 4)
-    assert jp.generalized_normal(s, jnp.full(3, 2.0), None).shape == (3,)
-    # Array parameters give, element by element, what scalar ones give at that element.
-    x = jp.wald(s, jnp.array([0.5, 2.0, 8.0]), (4, 3))
-    for j, mean in enumerate((0.5, 2.0, 8.0)):
-        np.testing.assert_array_equal(x[:, j], jp.wald(s, mean, (4, 3))[:, j])
-    with pytest.raises(ValueError, match="weibull_min parameters must broadcast to shape"):
-        jp.weibull_min(s, jnp.ones(3), 2.0)            # shape=() as jax.random's default
+    if "t" in samplers:
+        assert jp.t(s, jnp.ones((2, 1))).shape == (2, 1)
+    if "f" in samplers:
+        assert jp.f(s, jnp.ones((2, 1)), jnp.ones(3)).shape == (2, 3)
+    if "triangular" in samplers:
+        assert jp.triangular(s, jnp.zeros(3), 1.0, jnp.full((2, 1), 2.0)).shape == (2, 3)
+    if "weibull_min" in samplers:
+        assert jp.weibull_min(s, jnp.ones(3), 2.0, None).shape == (3,)
+    if "double_sided_maxwell" in samplers:
+        assert jp.double_sided_maxwell(s, jnp.zeros((2, 1)), jnp.ones(4), None).shape == (2, 4)
+    if "generalized_normal" in samplers:
+        assert jp.generalized_normal(s, jnp.full(3, 2.0), None).shape == (3,)
+    if "wald" in samplers:
+        # Array parameters give, element by element, what scalar ones give at that element.
+        x = jp.wald(s, jnp.array([0.5, 2.0, 8.0]), (4, 3))
+        for j, mean in enumerate((0.5, 2.0, 8.0)):
+            np.testing.assert_array_equal(x[:, j], jp.wald(s, mean, (4, 3))[:, j])
+    if "weibull_min" in samplers:
+        with pytest.raises(ValueError, match="weibull_min parameters must broadcast to shape"):
+            jp.weibull_min(s, jnp.ones(3), 2.0)            # shape=() as jax.random's default
 
 
-def test_derived_samplers_edge_parameters():
+# t (the NaN of df <= 0 that f shares, and its df = inf limit) and the samplers in closed form by
+# default; chisquare, loggamma, f and generalized_normal (gamma's rejection loop again, about
+# 26 s of compiling) in the slow run: gamma's own edges are in
+# test_nan_and_inf_parameters_match_jax_random by default.
+@pytest.mark.parametrize("samplers", _derived_cases(
+    ("t", *CLOSED_FORMS), ("chisquare", "loggamma", "f", "generalized_normal"),
+    "t_and_closed_forms", "other_made_of_gammas"))
+def test_derived_samplers_edge_parameters(samplers):
     s, inf, nan = jp.key(7), jnp.inf, jnp.nan
     # Out-of-domain parameters give NaN when traced (concrete ones are a ValueError:
     # test_domains.py); the limits documented in each docstring hold.
     def traced(f, *args):
         return jax.jit(f)(*args)
 
-    assert np.isnan(traced(lambda df: jp.t(s, df, (4, 3)), jnp.array([0.0, -1.0, nan]))).all()
-    np.testing.assert_array_equal(jp.t(s, inf, (6,)), jp.normal(s, (6,)))
-    np.testing.assert_array_equal(jp.chisquare(s, jnp.array([0.0, inf]), (2, 2)),
-                                  [[0.0, inf]] * 2)
-    assert np.isnan(traced(lambda df: jp.chisquare(s, df), jnp.array([-1.0, nan]))).all()
-    np.testing.assert_array_equal(jp.loggamma(s, jnp.array([0.0, inf])), [-inf, inf])
-    assert np.isnan(traced(lambda a: jp.loggamma(s, a), jnp.array([-1.0, nan]))).all()
-    assert np.isnan(traced(lambda a, b: jp.f(s, a, b), jnp.array([0.0, 2.0, nan]),
-                           jnp.array([2.0, -1.0, 2.0]))).all()
-    np.testing.assert_array_equal(jp.f(s, inf, inf, (3,)), 1.0)
+    if "t" in samplers:
+        assert np.isnan(traced(lambda df: jp.t(s, df, (4, 3)),
+                               jnp.array([0.0, -1.0, nan]))).all()
+        np.testing.assert_array_equal(jp.t(s, inf, (6,)), jp.normal(s, (6,)))
+    if "chisquare" in samplers:
+        np.testing.assert_array_equal(jp.chisquare(s, jnp.array([0.0, inf]), (2, 2)),
+                                      [[0.0, inf]] * 2)
+        assert np.isnan(traced(lambda df: jp.chisquare(s, df), jnp.array([-1.0, nan]))).all()
+    if "loggamma" in samplers:
+        np.testing.assert_array_equal(jp.loggamma(s, jnp.array([0.0, inf])), [-inf, inf])
+        assert np.isnan(traced(lambda a: jp.loggamma(s, a), jnp.array([-1.0, nan]))).all()
+    if "f" in samplers:
+        assert np.isnan(traced(lambda a, b: jp.f(s, a, b), jnp.array([0.0, 2.0, nan]),
+                               jnp.array([2.0, -1.0, 2.0]))).all()
+        np.testing.assert_array_equal(jp.f(s, inf, inf, (3,)), 1.0)
     for name, call in [("lognormal", lambda v: jp.lognormal(s, v, (2,))),
                        ("pareto", lambda v: jp.pareto(s, v, (2,))),
                        ("weibull_min scale", lambda v: jp.weibull_min(s, v, 1.0, (2,))),
@@ -525,17 +638,23 @@ def test_derived_samplers_edge_parameters():
                                                                                   (2,))),
                        ("generalized_normal", lambda v: jp.generalized_normal(s, v, (2,))),
                        ("wald", lambda v: jp.wald(s, v, (2,)))]:
-        assert np.isnan(traced(call, -1.0)).all() and np.isnan(call(nan)).all(), name
-    assert np.isnan(traced(lambda b: jp.pareto(s, b, (2,)), 0.0)).all()
-    np.testing.assert_array_equal(jp.rayleigh(s, 0.0, (2,)), 0.0)
-    np.testing.assert_array_equal(jp.lognormal(s, 0.0, (2,)), 1.0)
-    z = np.asarray(jp.normal(s, (10,)))[::2]        # wald's normal is word 2i of the stream
-    np.testing.assert_array_equal(jp.wald(s, inf, (5,)), np.float32(1) / (z * z))
-    np.testing.assert_array_equal(jp.triangular(s, 2.0, 2.0, 2.0, (3,)), 2.0)
-    assert np.isnan(traced(lambda left, mode: jp.triangular(s, left, mode, 1.0),
-                           jnp.array([1.0, 0.0]), jnp.array([0.0, 2.0]))).all()
-    x = np.asarray(jp.triangular(s, -1.0, -1.0, 2.0, (1000,)))      # mode at an end
-    assert ((-1 <= x) & (x <= 2)).all()
+        if name.split()[0] in samplers:
+            assert np.isnan(traced(call, -1.0)).all() and np.isnan(call(nan)).all(), name
+    if "pareto" in samplers:
+        assert np.isnan(traced(lambda b: jp.pareto(s, b, (2,)), 0.0)).all()
+    if "rayleigh" in samplers:
+        np.testing.assert_array_equal(jp.rayleigh(s, 0.0, (2,)), 0.0)
+    if "lognormal" in samplers:
+        np.testing.assert_array_equal(jp.lognormal(s, 0.0, (2,)), 1.0)
+    if "wald" in samplers:
+        z = np.asarray(jp.normal(s, (10,)))[::2]        # wald's normal is word 2i of the stream
+        np.testing.assert_array_equal(jp.wald(s, inf, (5,)), np.float32(1) / (z * z))
+    if "triangular" in samplers:
+        np.testing.assert_array_equal(jp.triangular(s, 2.0, 2.0, 2.0, (3,)), 2.0)
+        assert np.isnan(traced(lambda left, mode: jp.triangular(s, left, mode, 1.0),
+                               jnp.array([1.0, 0.0]), jnp.array([0.0, 2.0]))).all()
+        x = np.asarray(jp.triangular(s, -1.0, -1.0, 2.0, (1000,)))      # mode at an end
+        assert ((-1 <= x) & (x <= 2)).all()
 
 
 # Under the CPU's own lowering by default: the samplers' reading of subnormals is the same code
