@@ -97,6 +97,25 @@ def slow_except(values, keep) -> list:
             for value in values]
 
 
+def slow_where(where):
+    """A class decorator: the class' tests whose names ``where`` accepts (the names chex's
+    variants and absl's parameters gave them) run in the slow run only, as ``slow_except`` does
+    for a parametrized function's cases."""
+    def mark(cls):
+        names = [name for name in dir(cls) if name.startswith("test") and where(name)]
+        # Fails if chex or absl name their tests otherwise, rather than marking nothing.
+        assert names, f"{cls.__name__}: no test name matches"
+        for name in names:
+            test = getattr(cls, name)
+
+            @functools.wraps(test)
+            def run(self, *args, _test=test, **kwargs):
+                return _test(self, *args, **kwargs)
+            setattr(cls, name, pytest.mark.slow(run))
+        return cls
+    return mark
+
+
 #: The share of each property test's examples that a run draws: a fifth (at least two) by
 #: default, every one with ``--all-examples``. Most examples compile the sampler again (another
 #: message length or size is another program), so the examples are most of these tests' time;

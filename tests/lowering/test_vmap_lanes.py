@@ -10,7 +10,6 @@ parts exactly, and long lanes (the one-stream chunk loop over lanes, on one devi
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 
@@ -23,7 +22,7 @@ from absl.testing import parameterized
 from jax import lax
 
 import jaxpmac as jp
-from conftest import assert_equal_arrays, oracle_bits, slow_except
+from conftest import assert_equal_arrays, oracle_bits, slow_except, slow_where
 from jaxpmac._lowering._cpu_plan import force_cpu_layout
 
 SEED, LABELS = 77, ["lanes"]
@@ -40,31 +39,12 @@ def uids(n: int) -> jax.Array:
     return jnp.arange(n, dtype=jnp.uint32) * np.uint32(7919) + np.uint32(3)
 
 
-def _slow_where(where):
-    """A class decorator: the class' tests whose names ``where`` accepts (the names chex's
-    variants and absl's parameters gave them) run in the slow run only, as ``slow_except`` does
-    for a parametrized function's cases."""
-    def mark(cls):
-        names = [name for name in dir(cls) if name.startswith("test") and where(name)]
-        # Fails if chex or absl name their tests otherwise, rather than marking nothing.
-        assert names, f"{cls.__name__}: no test name matches"
-        for name in names:
-            test = getattr(cls, name)
-
-            @functools.wraps(test)
-            def run(self, *args, _test=test, **kwargs):
-                return _test(self, *args, **kwargs)
-            setattr(cls, name, pytest.mark.slow(run))
-        return cls
-    return mark
-
-
 # Without jit (vmap op by op: the same rule and lowering as under jit) by default in one test of
 # each class that has parameters (here one lane, OneBlockLanesTest one whole block); the other
 # variants without jit in the slow run. Under jit by default: one lane, lanes in tiles of a
 # divisor (1000) and of a power of two (4001, a prime); 3 (one tile, as one lane is), 300 and
 # 301 (tiles of other divisors) in the slow run.
-@_slow_where(lambda name: name.endswith("__without_jit") and "_(1)__" not in name
+@slow_where(lambda name: name.endswith("__without_jit") and "_(1)__" not in name
              or any(f"_({n})__with_jit" in name for n in (3, 300, 301)))
 class LaneCountTest(chex.TestCase):
 
@@ -93,7 +73,7 @@ class LaneCountTest(chex.TestCase):
 # test_vmapped_draws_inside_a_one_device_shard_map run that loop, test_chunk_layout's windows
 # its 8-bit cuts) and every variant without jit (LaneCountTest keeps one). uint64 with x64:
 # (33,) by default, the longer lanes (the same consecutive tiles) in the slow run.
-@_slow_where(lambda name: name.endswith("__without_jit")
+@slow_where(lambda name: name.endswith("__without_jit")
              or name.endswith("(1001,), 40)__with_jit")
              or name.endswith("(4, 40001), 2)__with_jit")
              or name in ("test_uint64_with_x641", "test_uint64_with_x642"))
@@ -135,7 +115,7 @@ class ShapeTest(chex.TestCase):
 
 
 # Without jit in the slow run (LaneCountTest and OneBlockLanesTest keep a variant without jit).
-@_slow_where(lambda name: name.endswith("__without_jit"))
+@slow_where(lambda name: name.endswith("__without_jit"))
 class BatchingTest(chex.TestCase):
     """The rule under the ways a vmap reaches it: nested, other axes, batched states, offsets."""
 
@@ -212,7 +192,7 @@ class BatchingTest(chex.TestCase):
 # Without jit by default for one whole block only. Under jit one value of the block ((): a cut
 # of one block, as (5, 6) and (3,) at offset 9 are; test_uint64_with_x64_and_samplers' scalar
 # normal is one word of it too) in the slow run.
-@_slow_where(lambda name: name.endswith("__without_jit") and "(8,), 0)__" not in name
+@slow_where(lambda name: name.endswith("__without_jit") and "(8,), 0)__" not in name
              or name.endswith("(), 0)__with_jit"))
 class OneBlockLanesTest(chex.TestCase):
     """Lanes of one block at a static counter (up to 256 bits an example, no offset past the
@@ -291,7 +271,7 @@ def test_a_lanes_map_runs_on_its_drawn_words_only(shape):
 
 
 # Without jit in the slow run (the same transforms; LaneCountTest keeps a variant without jit).
-@_slow_where(lambda name: name.endswith("__without_jit"))
+@slow_where(lambda name: name.endswith("__without_jit"))
 class TransformTest(chex.TestCase):
     """Vmapped draws inside the transforms a model applies around them."""
 
@@ -339,7 +319,7 @@ class TransformTest(chex.TestCase):
 
 
 # Without jit in the slow run (LaneCountTest keeps a variant without jit).
-@_slow_where(lambda name: name.endswith("__without_jit"))
+@slow_where(lambda name: name.endswith("__without_jit"))
 class InteropTest(chex.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)

@@ -13,7 +13,7 @@ import pytest
 from absl.testing import parameterized
 
 import jaxpmac as jp
-from conftest import peak_over_output, slow_except
+from conftest import peak_over_output, slow_except, slow_where
 from jaxpmac._lowering import LOWERINGS, force_lowering
 from jaxpmac._samplers import _hashed
 from jaxpmac._samplers import _normal
@@ -323,134 +323,96 @@ def test_bad_input():
         jp.poisson(s, 1.0, (2,), jnp.float32)
 
 
-def _truncated_normal_traced_empty_interval_is_nan(variant):
-    state = jp.key(6)
-    lower = jnp.array([-1.0, 1.0, 0.5, 2.0, -jnp.inf])
-    upper = jnp.array([1.0, 0.0, 0.5, 2.0, -jnp.inf])
-    x = variant(jax.vmap(lambda lo, hi: jp.truncated_normal(state, lo, hi, (3,))))(
-        lower, upper)
-    np.testing.assert_allclose(x[0], jp.truncated_normal(state, -1.0, 1.0, (3,)),
-                               rtol=2e-6)
-    assert np.isnan(x[1]).all()                          # lower > upper
-    np.testing.assert_array_equal(x[2:], np.repeat(lower[2:, None], 3, axis=1))
-
-
-def _truncated_normal_equal_bounds_give_that_value(variant):
-    bound = jnp.array([-2.5, 0.0, 1.5, 40.0, jnp.inf, -jnp.inf])
-    x = variant(lambda b: jp.truncated_normal(jp.key(1), b, b, (2, 6)))(bound)
-    np.testing.assert_array_equal(x, np.broadcast_to(bound, (2, 6)))
-    half = variant(lambda: jp.truncated_normal(jp.key(1), 0.3, 0.3, (2,), jnp.bfloat16))()
-    np.testing.assert_array_equal(half, jnp.full((2,), 0.3, jnp.bfloat16))
-
-
-def _choice_traced_invalid_weights_are_flagged(variant, replace):
-    state = jp.key(8)
-    good = jnp.array([1.0, 0.0, 2.0, 3.0])
-    p = jnp.stack([good, jnp.array([1.0, -1.0, 1.0, 1.0]), jnp.zeros(4),
-                   jnp.array([1.0, jnp.nan, 1.0, 1.0]), jnp.array([1.0, jnp.inf, 0.0, 0.0]),
-                   jnp.full(4, 3e38), jnp.array([0.0, 0.0, 0.0, 1.0])])
-    draw = variant(jax.vmap(lambda p: (
-        jp.choice(state, 4, (2,), replace=replace, p=p),
-        jp.choice(state, jnp.arange(4.0) + 10, (2,), replace=replace, p=p),
-        jp.choice(state, jnp.arange(8, dtype=jnp.int32).reshape(2, 4), (2,),
-                  replace=replace, p=p, axis=1))))
-    index, floats, ints = (np.asarray(x) for x in draw(p))
-    np.testing.assert_array_equal(index[0], jp.choice(state, 4, (2,), replace=replace,
-                                                      p=good))
-    np.testing.assert_array_equal(floats[0], index[0] + 10.0)
-    np.testing.assert_array_equal(ints[0], np.stack([index[0], index[0] + 4]))
-    # Rows 1-5 are invalid either way; row 6 has one positive weight, enough only with
-    # replacement.
-    invalid = [1, 2, 3, 4, 5] if replace else [1, 2, 3, 4, 5, 6]
-    np.testing.assert_array_equal(index[invalid], -1)
-    assert np.isnan(floats[invalid]).all()
-    np.testing.assert_array_equal(ints[invalid], np.iinfo(np.int32).min)
-    if replace:
-        np.testing.assert_array_equal(index[6], 3)
-
-
-def _categorical_traced_invalid_rows_are_flagged(variant, replace):
-    state, inf = jp.key(9), jnp.inf
-    good = jnp.array([0.0, 1.0, -inf, 2.0])
-    logits = jnp.stack([good, jnp.array([0.0, jnp.nan, 0.0, 0.0]), jnp.full(4, -inf),
-                        jnp.array([inf, 0.0, inf, 0.0]), jnp.array([0.0, inf, -inf, 0.0]),
-                        jnp.array([-inf, -inf, 3.0, -inf])])
-    # Rows 1-3 are invalid either way; row 5 has one possible category, enough only with
-    # replacement. Row 4's single +inf is a point mass.
-    invalid = [1, 2, 3] if replace else [1, 2, 3, 5]
-    valid = [row for row in range(len(logits)) if row not in invalid]
-
-    # One row per vmapped call.
-    draws = np.asarray(variant(jax.vmap(
-        lambda row: jp.categorical(state, row, shape=(2,), replace=replace)))(logits))
-    np.testing.assert_array_equal(
-        draws[0], jp.categorical(state, good, shape=(2,), replace=replace))
-    np.testing.assert_array_equal(draws[invalid], -1)
-    assert draws[4, 0] == 1
-    if replace:
-        np.testing.assert_array_equal(draws[4:], [[1, 1], [2, 2]])
-
-    # All rows in one call (categories along axis 0; without replacement each row needs
-    # 3 possible categories, as rows 0 and 4 have): only the invalid rows change.
-    fixed = logits.at[jnp.array(invalid)].set(0.0)
-    both = np.asarray(variant(jax.vmap(
-        lambda rows: jp.categorical(state, rows.T, axis=0, shape=(3, 6), replace=replace)))(
-            jnp.stack([logits, fixed])))
-    np.testing.assert_array_equal(
-        both[1], jp.categorical(state, fixed.T, axis=0, shape=(3, 6), replace=replace))
-    np.testing.assert_array_equal(both[0][:, invalid], -1)
-    np.testing.assert_array_equal(both[0][:, valid], both[1][:, valid])
-
-
+# The variants without jit (the vmapped function called op by op: the samplers' own jitted
+# programs, batched, as under jit; a mode that adds little, as the derivatives without jit)
+# in the slow run: 10 s of the default run's 26 s for these checks.
+@slow_where(lambda name: name.endswith("__without_jit"))
 class InvalidTracedValuesTest(chex.TestCase):
     """Values that can only be checked when concrete (tests/test_bad_input.py): traced ones
-    give an output that is visibly invalid, never a valid-looking draw. The vmapped
-    function is jitted here, and called without jit in InvalidTracedValuesWithoutJitTest;
-    either way the parameters are traced by vmap."""
+    give an output that is visibly invalid, never a valid-looking draw. The variants jit the
+    vmapped function, or not; either way the parameters are traced by vmap."""
 
-    @chex.variants(with_jit=True)
+    @chex.variants(with_jit=True, without_jit=True)
     def test_truncated_normal_traced_empty_interval_is_nan(self):
-        _truncated_normal_traced_empty_interval_is_nan(self.variant)
+        state = jp.key(6)
+        lower = jnp.array([-1.0, 1.0, 0.5, 2.0, -jnp.inf])
+        upper = jnp.array([1.0, 0.0, 0.5, 2.0, -jnp.inf])
+        x = self.variant(jax.vmap(lambda lo, hi: jp.truncated_normal(state, lo, hi, (3,))))(
+            lower, upper)
+        np.testing.assert_allclose(x[0], jp.truncated_normal(state, -1.0, 1.0, (3,)),
+                                   rtol=2e-6)
+        assert np.isnan(x[1]).all()                          # lower > upper
+        np.testing.assert_array_equal(x[2:], np.repeat(lower[2:, None], 3, axis=1))
 
-    @chex.variants(with_jit=True)
+    @chex.variants(with_jit=True, without_jit=True)
     def test_truncated_normal_equal_bounds_give_that_value(self):
-        _truncated_normal_equal_bounds_give_that_value(self.variant)
+        bound = jnp.array([-2.5, 0.0, 1.5, 40.0, jnp.inf, -jnp.inf])
+        x = self.variant(lambda b: jp.truncated_normal(jp.key(1), b, b, (2, 6)))(bound)
+        np.testing.assert_array_equal(x, np.broadcast_to(bound, (2, 6)))
+        half = self.variant(lambda: jp.truncated_normal(jp.key(1), 0.3, 0.3, (2,),
+                                                        jnp.bfloat16))()
+        np.testing.assert_array_equal(half, jnp.full((2,), 0.3, jnp.bfloat16))
 
-    @chex.variants(with_jit=True)
+    @chex.variants(with_jit=True, without_jit=True)
     @parameterized.named_parameters(("with_replacement", True), ("without", False))
     def test_choice_traced_invalid_weights_are_flagged(self, replace):
-        _choice_traced_invalid_weights_are_flagged(self.variant, replace)
+        state = jp.key(8)
+        good = jnp.array([1.0, 0.0, 2.0, 3.0])
+        p = jnp.stack([good, jnp.array([1.0, -1.0, 1.0, 1.0]), jnp.zeros(4),
+                       jnp.array([1.0, jnp.nan, 1.0, 1.0]), jnp.array([1.0, jnp.inf, 0.0, 0.0]),
+                       jnp.full(4, 3e38), jnp.array([0.0, 0.0, 0.0, 1.0])])
+        draw = self.variant(jax.vmap(lambda p: (
+            jp.choice(state, 4, (2,), replace=replace, p=p),
+            jp.choice(state, jnp.arange(4.0) + 10, (2,), replace=replace, p=p),
+            jp.choice(state, jnp.arange(8, dtype=jnp.int32).reshape(2, 4), (2,),
+                      replace=replace, p=p, axis=1))))
+        index, floats, ints = (np.asarray(x) for x in draw(p))
+        np.testing.assert_array_equal(index[0], jp.choice(state, 4, (2,), replace=replace,
+                                                          p=good))
+        np.testing.assert_array_equal(floats[0], index[0] + 10.0)
+        np.testing.assert_array_equal(ints[0], np.stack([index[0], index[0] + 4]))
+        # Rows 1-5 are invalid either way; row 6 has one positive weight, enough only with
+        # replacement.
+        invalid = [1, 2, 3, 4, 5] if replace else [1, 2, 3, 4, 5, 6]
+        np.testing.assert_array_equal(index[invalid], -1)
+        assert np.isnan(floats[invalid]).all()
+        np.testing.assert_array_equal(ints[invalid], np.iinfo(np.int32).min)
+        if replace:
+            np.testing.assert_array_equal(index[6], 3)
 
-    @chex.variants(with_jit=True)
+    @chex.variants(with_jit=True, without_jit=True)
     @parameterized.named_parameters(("with_replacement", True), ("without", False))
     def test_categorical_traced_invalid_rows_are_flagged(self, replace):
-        _categorical_traced_invalid_rows_are_flagged(self.variant, replace)
+        state, inf = jp.key(9), jnp.inf
+        good = jnp.array([0.0, 1.0, -inf, 2.0])
+        logits = jnp.stack([good, jnp.array([0.0, jnp.nan, 0.0, 0.0]), jnp.full(4, -inf),
+                            jnp.array([inf, 0.0, inf, 0.0]), jnp.array([0.0, inf, -inf, 0.0]),
+                            jnp.array([-inf, -inf, 3.0, -inf])])
+        # Rows 1-3 are invalid either way; row 5 has one possible category, enough only with
+        # replacement. Row 4's single +inf is a point mass.
+        invalid = [1, 2, 3] if replace else [1, 2, 3, 5]
+        valid = [row for row in range(len(logits)) if row not in invalid]
 
+        # One row per vmapped call.
+        draws = np.asarray(self.variant(jax.vmap(
+            lambda row: jp.categorical(state, row, shape=(2,), replace=replace)))(logits))
+        np.testing.assert_array_equal(
+            draws[0], jp.categorical(state, good, shape=(2,), replace=replace))
+        np.testing.assert_array_equal(draws[invalid], -1)
+        assert draws[4, 0] == 1
+        if replace:
+            np.testing.assert_array_equal(draws[4:], [[1, 1], [2, 2]])
 
-# The same checks with the vmapped function called without jit: the samplers' own jitted
-# programs, batched, as under jit (a mode that adds little, as the derivatives without jit);
-# in the slow run (10 s of the default run's 26 s for these checks).
-@pytest.mark.slow
-class InvalidTracedValuesWithoutJitTest(chex.TestCase):
-    """:class:`InvalidTracedValuesTest` without jit."""
-
-    @chex.variants(without_jit=True)
-    def test_truncated_normal_traced_empty_interval_is_nan(self):
-        _truncated_normal_traced_empty_interval_is_nan(self.variant)
-
-    @chex.variants(without_jit=True)
-    def test_truncated_normal_equal_bounds_give_that_value(self):
-        _truncated_normal_equal_bounds_give_that_value(self.variant)
-
-    @chex.variants(without_jit=True)
-    @parameterized.named_parameters(("with_replacement", True), ("without", False))
-    def test_choice_traced_invalid_weights_are_flagged(self, replace):
-        _choice_traced_invalid_weights_are_flagged(self.variant, replace)
-
-    @chex.variants(without_jit=True)
-    @parameterized.named_parameters(("with_replacement", True), ("without", False))
-    def test_categorical_traced_invalid_rows_are_flagged(self, replace):
-        _categorical_traced_invalid_rows_are_flagged(self.variant, replace)
+        # All rows in one call (categories along axis 0; without replacement each row needs
+        # 3 possible categories, as rows 0 and 4 have): only the invalid rows change.
+        fixed = logits.at[jnp.array(invalid)].set(0.0)
+        both = np.asarray(self.variant(jax.vmap(
+            lambda rows: jp.categorical(state, rows.T, axis=0, shape=(3, 6), replace=replace)))(
+                jnp.stack([logits, fixed])))
+        np.testing.assert_array_equal(
+            both[1], jp.categorical(state, fixed.T, axis=0, shape=(3, 6), replace=replace))
+        np.testing.assert_array_equal(both[0][:, invalid], -1)
+        np.testing.assert_array_equal(both[0][:, valid], both[1][:, valid])
 
 
 # Samplers that read one word per element have the stream map the words (``_unit.WordMap``:
