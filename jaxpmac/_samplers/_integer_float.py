@@ -110,10 +110,11 @@ def divide(a: jax.Array, b: jax.Array) -> jax.Array:
     remainder = jnp.where(smaller, a_significand << _i32(1), a_significand)
     exponent = a_scale - b_scale + _i32(_BIAS) - smaller.astype(jnp.int32)
     # Long division: 25 quotient bits (24 significant and a guard), the remainder below 2**26,
-    # in a loop of five turns of five steps: written out as one chain of 25, the program took
-    # the loop vectorizer of jax 0.12's LLVM 22 s to compile for a CPU (0.15 s so), and Pallas'
-    # interpret mode compiles a kernel's body for the CPU. The steps are written out in the
-    # turn, not left to ``unroll=``, which Pallas' Triton lowering does not take.
+    # in a loop of five turns of five steps: written out as one chain of 25, it took jax 0.12's
+    # LLVM loop vectorizer a hundred times longer to compile for a CPU (benchmarks/README.md,
+    # "Draws inside Pallas kernels"), and Pallas' interpret mode compiles a kernel's body for
+    # the CPU. The steps are written out in the turn, not left to ``unroll=``, which Pallas'
+    # Triton lowering does not take.
     def long_division_turn(_, carry):
         remainder, quotient = carry
         for _ in range(_LONG_DIVISION_TURN_STEPS):
