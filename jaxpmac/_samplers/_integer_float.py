@@ -41,9 +41,6 @@ _QUIET_BIT = 0x00400000
 _DEFAULT_NAN_BITS = 0x7FC00000
 _SIGN_BIT = -(1 << 31)                  # 0x80000000 as an int32
 _MAGNITUDE_MASK = 0x7FFFFFFF
-#: Long-division steps per turn of its loop (25 steps: five turns).
-_LONG_DIVISION_TURN_STEPS = 5
-assert (_FRACTION_BITS + 2) % _LONG_DIVISION_TURN_STEPS == 0
 
 
 def _i32(value: int) -> np.int32:
@@ -109,23 +106,12 @@ def divide(a: jax.Array, b: jax.Array) -> jax.Array:
     smaller = a_significand < b_significand
     remainder = jnp.where(smaller, a_significand << _i32(1), a_significand)
     exponent = a_scale - b_scale + _i32(_BIAS) - smaller.astype(jnp.int32)
-    # Long division: 25 quotient bits (24 significant and a guard), the remainder below 2**26,
-    # in a loop of five turns of five steps: written out as one chain of 25, it took jax 0.12's
-    # LLVM loop vectorizer a hundred times longer to compile for a CPU (benchmarks/README.md,
-    # "Draws inside Pallas kernels"), and Pallas' interpret mode compiles a kernel's body for
-    # the CPU. The steps are written out in the turn, not left to ``unroll=``, which Pallas'
-    # Triton lowering does not take.
-    def long_division_turn(_, carry):
-        remainder, quotient = carry
-        for _ in range(_LONG_DIVISION_TURN_STEPS):
-            digit = remainder >= b_significand
-            remainder = jnp.where(digit, remainder - b_significand, remainder) << _i32(1)
-            quotient = (quotient << _i32(1)) | digit.astype(jnp.int32)
-        return remainder, quotient
-
-    remainder, quotient = lax.fori_loop(
-        0, (_FRACTION_BITS + 2) // _LONG_DIVISION_TURN_STEPS, long_division_turn,
-        (remainder, jnp.zeros_like(remainder)))
+    # Long division: 25 quotient bits (24 significant and a guard), the remainder below 2**26.
+    quotient = jnp.zeros_like(remainder)
+    for _ in range(_FRACTION_BITS + 2):
+        digit = remainder >= b_significand
+        remainder = jnp.where(digit, remainder - b_significand, remainder) << _i32(1)
+        quotient = (quotient << _i32(1)) | digit.astype(jnp.int32)
     # A normal result drops the guard bit; a subnormal one 1 - exponent bits more (at most
     # every bit: 26 leaves 0 and a guard of 0).
     shift = jnp.where(exponent >= 1, _i32(1), jnp.minimum(_i32(2) - exponent, _i32(26)))
