@@ -286,27 +286,28 @@ def test_ball_radius_is_u_to_the_one_over_d():
     np.testing.assert_allclose(norm, u ** (1 / d), rtol=2e-6)
 
 
-# The parameters by default; the float64 and bfloat16 forms (three programs of their own, about
-# 12 s) in the slow run: ball's float64 values are golden values (test_golden_values.py), and
-# test_orthogonal_float64_and_half_types checks the half types' rounding of the float32 draw.
-@pytest.mark.parametrize("part", ["parameters",
-                                  pytest.param("float64_and_half_types", marks=pytest.mark.slow)])
-def test_ball_parameters_and_edges(part):
+def test_ball_parameters_and_edges():
     state = jp.key(2)
-    if part == "parameters":
-        p = jnp.array([1.0, 2.0, 0.0, -1.0, jnp.inf, jnp.nan])
-        # Traced: a concrete p <= 0 or inf is a ValueError (test_domains.py).
-        x = np.asarray(jax.jit(lambda p: jp.ball(state, 3, p, (6,)))(p))
-        assert np.isfinite(x[:2]).all() and np.isnan(x[2:]).all()
-        # One p per point: equal to drawing with that p alone at the same position.
-        np.testing.assert_array_equal(x[1], np.asarray(jp.ball(state, 3, 2.0, (6,)))[1])
-    else:
-        with jax.enable_x64(True):
-            y = jp.ball(state, 4, 3.0, (10,), jnp.float64)
-            assert y.dtype == jnp.float64 and np.isfinite(np.asarray(y)).all()
-        half = jp.ball(state, 4, 3.0, (10,), jnp.bfloat16)
-        np.testing.assert_array_equal(
-            np.asarray(half), np.asarray(jp.ball(state, 4, 3.0, (10,)).astype(jnp.bfloat16)))
+    p = jnp.array([1.0, 2.0, 0.0, -1.0, jnp.inf, jnp.nan])
+    # Traced: a concrete p <= 0 or inf is a ValueError (test_domains.py).
+    x = np.asarray(jax.jit(lambda p: jp.ball(state, 3, p, (6,)))(p))
+    assert np.isfinite(x[:2]).all() and np.isnan(x[2:]).all()
+    # One p per point: equal to drawing with that p alone at the same position.
+    np.testing.assert_array_equal(x[1], np.asarray(jp.ball(state, 3, 2.0, (6,)))[1])
+
+
+# In the slow run (three programs of their own, about 12 s): ball's float64 values are golden
+# values (test_golden_values.py), and test_orthogonal_float64_and_half_types checks the half
+# types' rounding of the float32 draw.
+@pytest.mark.slow
+def test_ball_float64_and_half_types():
+    state = jp.key(2)
+    with jax.enable_x64(True):
+        y = jp.ball(state, 4, 3.0, (10,), jnp.float64)
+        assert y.dtype == jnp.float64 and np.isfinite(np.asarray(y)).all()
+    half = jp.ball(state, 4, 3.0, (10,), jnp.bfloat16)
+    np.testing.assert_array_equal(
+        np.asarray(half), np.asarray(jp.ball(state, 4, 3.0, (10,)).astype(jnp.bfloat16)))
 
 
 # name -> (keyless draw, explicit draw of a state)
