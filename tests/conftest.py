@@ -90,11 +90,16 @@ PROPERTY_SETTINGS = hypothesis.settings(
                            hypothesis.HealthCheck.data_too_large])
 
 
+def param(*values, slow: bool, id: str | None = None):
+    """One case of ``pytest.mark.parametrize`` (``pytest.param``), in the slow run (``-m slow``)
+    if ``slow``; its id is pytest's own unless ``id`` is given."""
+    return pytest.param(*values, id=id, marks=pytest.mark.slow if slow else ())
+
+
 def slow_except(values, keep) -> list:
     """Parametrize ``values``: those in ``keep`` run by default, the others in the slow run
     (``-m slow``), for repeats of one program shape that add little to every run."""
-    return [value if value in keep else pytest.param(value, marks=pytest.mark.slow)
-            for value in values]
+    return [param(value, slow=value not in keep) for value in values]
 
 
 def slow_where(where):

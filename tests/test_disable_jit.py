@@ -30,6 +30,7 @@ import pytest
 import jaxpmac as jp
 from jaxpmac._cipher import _words as w
 from jaxpmac._lowering import LOWERINGS
+from conftest import param
 
 ROOT = jp.key(11).split_static("disable_jit")
 N = 48                   # elements per draw: op by op, every element costs little
@@ -512,8 +513,7 @@ def _in_the_slow_run(name: str) -> bool:
 
 
 @pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.slow) if _in_the_slow_run(n) else n
-    for n in sorted(n for n in DRAWS if not TABLE[n].x64_only)])
+    param(n, slow=_in_the_slow_run(n)) for n in sorted(n for n in DRAWS if not TABLE[n].x64_only)])
 def test_draw_under_disable_jit_equals_the_jitted_one(name):
     assert (set(COMPOSED_SAMPLERS) | set(SAMPLERS_BY_DEFAULT) | set(JAX_RANDOM_BY_DEFAULT)
             <= set(DRAWS))
@@ -601,7 +601,7 @@ SAME_CHECK_AS = {"jaxpmac.DrawSite": "jaxpmac.draw_sites",
 
 
 @pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.slow) if n in SAME_CHECK_AS else n
+    param(n, slow=n in SAME_CHECK_AS)
     for n in sorted(n for n, e in TABLE.items() if isinstance(e, NoDraw))])
 def test_name_that_draws_nothing_works_under_disable_jit(name):
     assert all(TABLE[n].check is TABLE[same].check for n, same in SAME_CHECK_AS.items())

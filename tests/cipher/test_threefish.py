@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import (hex_words, load_conformance, pair_arrays, property_settings, ro,
+from conftest import (hex_words, load_conformance, pair_arrays, param, property_settings, ro,
                       u64_array, u64_words, words_from_pair)
 from jaxpmac._cipher import _threefish
 from jaxpmac._cipher import _words as w
@@ -198,9 +198,8 @@ def _random123_case(i, vector, native, lowering):
     pairs stay, and its 72 rounds are checked on pairs by default with the known answers
     (test_known_answers_pair_paths[True]) and on uint64 words here."""
     slow = lowering == "elementwise_pairs" and not native and vector[0] == 72
-    return pytest.param(*vector, native, lowering,
-                        id=f"{lowering}-{native}-{vector[0]}-key{i}-block{i}-expected{i}",
-                        marks=pytest.mark.slow if slow else ())
+    return param(*vector, native, lowering,
+                 id=f"{lowering}-{native}-{vector[0]}-key{i}-block{i}-expected{i}", slow=slow)
 
 
 @pytest.mark.parametrize("rounds,key,block,expected,native,lowering", [

@@ -22,6 +22,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import hail_values  # noqa: E402
+from conftest import param  # noqa: E402
 
 RECORDS = json.loads((Path(__file__).resolve().parents[1] / "data"
                       / "hail_values_generated.json").read_text())
@@ -48,7 +49,7 @@ DEFAULT_RUN = {"rand_gamma": '{"shape": 0.3, "scale": 1.0}',
 def _params(case):
     fn, params = case
     kept = DEFAULT_RUN.get(fn) == params or fn == "shuffle_range"
-    return pytest.param(case, id=f"{fn}{params}", marks=() if kept else pytest.mark.slow)
+    return param(case, id=f"{fn}{params}", slow=not kept)
 
 
 def _may_differ_in_last_bits(record) -> bool:

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import jaxpmac as jp
+from conftest import param
 
 # Word counts across the block boundaries (4 words a block): empty, partial, full, 5th, 9th.
 UID_CASES = [tuple(range(11, 11 + 7 * n, 7)) for n in (0, 3, 4, 5, 9)]
@@ -44,8 +45,7 @@ DRAWS_BY_DEFAULT = ("bits", "uniform", "normal", "randint")
 def _draw_case(name, uids):
     by_default = (name in DRAWS_AT_EVERY_WORD_COUNT
                   or (name in DRAWS_BY_DEFAULT and uids == UID_CASES[0]))
-    return pytest.param(name, uids, id=f"{name}-uids{UID_CASES.index(uids)}",
-                        marks=() if by_default else pytest.mark.slow)
+    return param(name, uids, id=f"{name}-uids{UID_CASES.index(uids)}", slow=not by_default)
 
 
 @pytest.mark.parametrize("name, uids", [_draw_case(name, uids) for uids in UID_CASES

@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 
 import jaxpmac as jp
-from conftest import oracle_bits, peak_over_output, run_child_with_host_devices, slow_except
+from conftest import (oracle_bits, param, peak_over_output, run_child_with_host_devices,
+                      slow_except)
 from jaxpmac._cipher import _stream
 from jaxpmac._lowering import _cpu_plan, _lanes
 from jaxpmac._lowering._cpu_plan import force_cpu_layout
@@ -125,8 +126,7 @@ DEFAULT_SHAPED = {("normal", "rows_not_whole_blocks"), ("normal", "rows_3d"),
 
 
 @pytest.mark.parametrize("name, shape", [
-    pytest.param(name, shape, id=f"{name}-{shape_id}",
-                 marks=() if (name, shape_id) in DEFAULT_SHAPED else pytest.mark.slow)
+    param(name, shape, id=f"{name}-{shape_id}", slow=(name, shape_id) not in DEFAULT_SHAPED)
     for name in SHAPED_DRAWS for shape_id, shape in SHAPED.items()])
 def test_shaped_outputs_equal_the_flat_draw_in_every_layout(name, shape):
     n = int(np.prod(shape))
@@ -334,8 +334,8 @@ DEFAULT_BFLOAT16 = {("flat", True), ("lanes", True), ("lanes", False), ("long_la
 
 
 @pytest.mark.parametrize("name, flat", [
-    pytest.param(name, flat, id=f"{name}-{'one_device' if flat else 'rows_of_devices'}",
-                 marks=() if (name, flat) in DEFAULT_BFLOAT16 else pytest.mark.slow)
+    param(name, flat, id=f"{name}-{'one_device' if flat else 'rows_of_devices'}",
+          slow=(name, flat) not in DEFAULT_BFLOAT16)
     for name in BFLOAT16_DRAWS for flat in (True, False)])
 def test_bfloat16_draws_in_loops_equal_the_map_of_their_words(name, flat):
     """Values: the elementwise map of the stream's words, lane by lane. Memory: the compiled

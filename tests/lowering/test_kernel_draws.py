@@ -14,7 +14,7 @@ from jax.experimental import pallas as pl
 from jax.extend import core as jax_core
 
 import jaxpmac as jp
-from conftest import slow_except
+from conftest import param, slow_except
 
 TILE = (8, 128)
 TILES = 4
@@ -60,8 +60,7 @@ def _outside(draw) -> np.ndarray:
 # draw as test_truncated_normal_of_known_bounds_in_a_kernel_equals_the_draw_outside's, of other
 # bounds).
 @pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pytest.mark.slow if name in ("gumbel", "normal", "truncated_normal")
-                 else ())
+    param(name, slow=name in ("gumbel", "normal", "truncated_normal"))
     for name in SAMPLERS])
 def test_a_tiles_own_stream_in_a_kernel_equals_the_draw_outside(name):
     def draw(i):
@@ -73,7 +72,7 @@ def test_a_tiles_own_stream_in_a_kernel_equals_the_draw_outside(name):
 # A slice of 32-bit words (bits) and of 64-bit ones (randint's limbs) by default; the others,
 # normal among them (one word a value, as bits), in the slow run.
 @pytest.mark.parametrize("name", [
-    pytest.param(name, marks=() if name in ("bits", "randint") else pytest.mark.slow)
+    param(name, slow=name not in ("bits", "randint"))
     for name in SAMPLERS])
 def test_a_tiles_slice_of_one_stream_in_a_kernel_equals_the_draw_outside(name):
     values = TILE[0] * TILE[1]
@@ -102,7 +101,7 @@ SAMPLERS_32 = {
 # uint32 pairs that stand in a kernel for the uint64 words used outside, as bits does (in the
 # slow run, with the others).
 @pytest.mark.parametrize("name", [
-    pytest.param(name, marks=() if name in ("normal", "randint") else pytest.mark.slow)
+    param(name, slow=name not in ("normal", "randint"))
     for name in SAMPLERS_32])
 def test_with_x64_on_a_32_bit_kernel_draw_equals_the_draw_outside(name):
     # Inside a kernel the words stay uint32 pairs (Mosaic has no 64-bit type), with the bits
@@ -143,7 +142,7 @@ def _equations(jaxpr) -> list:
 # in the slow run: the stream's iotas, where the casts go, come from one function for every
 # sampler (_platform.kernel_iota).
 @pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pytest.mark.slow if name in ("gumbel", "truncated_normal") else ())
+    param(name, slow=name in ("gumbel", "truncated_normal"))
     for name in SAMPLERS])
 def test_the_mosaic_gpu_lane_lowering_is_the_kernel_lowering_with_layout_casts(name):
     # Mosaic GPU's layout cast has no rule outside Mosaic GPU (interpret mode cannot run it),

@@ -17,7 +17,7 @@ import pytest
 import jaxpmac as jp
 from jaxpmac._lowering import _tpu_kernel
 
-from conftest import slow_except
+from conftest import param, slow_except
 
 STATE = jp.key(20261126).split_static("tpu kernel")
 # Shapes that are the kernel's output (lines of 128 lanes in whole steps of lines), shapes cut
@@ -33,7 +33,7 @@ SAMPLERS = {"bits": jp.bits, "uniform": jp.uniform, "normal": jp.normal,
 def _case(*values, slow: bool):
     """A parameter set whose id names its shape as 512x128, in the slow run if ``slow``."""
     ids = ["x".join(map(str, v)) if isinstance(v, tuple) else str(v) for v in values]
-    return pytest.param(*values, id="-".join(ids), marks=pytest.mark.slow if slow else ())
+    return param(*values, id="-".join(ids), slow=slow)
 
 
 @pytest.mark.parametrize("shape", KERNEL_SHAPES + CUT_SHAPES + ELEMENTWISE_SHAPES)

@@ -15,8 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import jaxpmac as jp
-from conftest import (assert_equal_arrays, label_lists, oracle_bits, property_settings, ro,
-                      word_values)
+from conftest import (assert_equal_arrays, label_lists, oracle_bits, param, property_settings,
+                      ro, word_values)
 from jaxpmac._lowering import _cpu_plan
 from jaxpmac._samplers import _bits
 
@@ -319,9 +319,8 @@ X64_STEP_AND_CHUNK_BLOCKS_BY_DEFAULT = (_cpu_plan.MIN_CPU_CHUNK_BLOCKS + 1,)
 
 @pytest.mark.other_lowerings_slow
 @pytest.mark.parametrize("x64, n_blocks", [
-    pytest.param(x64, n_blocks, id=f"{x64}-{n_blocks}",
-                 marks=(pytest.mark.slow,) if x64 and n_blocks not in
-                 X64_STEP_AND_CHUNK_BLOCKS_BY_DEFAULT else ())
+    param(x64, n_blocks, id=f"{x64}-{n_blocks}",
+          slow=x64 and n_blocks not in X64_STEP_AND_CHUNK_BLOCKS_BY_DEFAULT)
     for x64 in (False, True) for n_blocks in STEP_AND_CHUNK_BLOCKS])
 def test_every_step_size_and_chunking_draws_the_oracle_stream(n_blocks, x64):
     n = 8 * n_blocks

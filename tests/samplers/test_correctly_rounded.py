@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import jaxpmac as jp
+from conftest import param
 from golden_values import CASES, GOLDEN_FILE, ROOT, compute
 from jaxpmac._samplers._correctly_rounded import divide, sqrt
 
@@ -142,8 +143,7 @@ _SAME_DIVISIONS_AS_ANOTHER_CASE = {
 
 
 @pytest.mark.parametrize("case", [
-    pytest.param(case, id=case.name, marks=pytest.mark.slow)
-    if case.name in _SAME_DIVISIONS_AS_ANOTHER_CASE else pytest.param(case, id=case.name)
+    param(case, id=case.name, slow=case.name in _SAME_DIVISIONS_AS_ANOTHER_CASE)
     for case in _FLOAT32_CASES])
 def test_programs_lowered_for_a_gpu_divide_in_float64(case):
     """No float32 (or narrower) division or root in a golden program lowered for ``cuda``:
@@ -161,8 +161,7 @@ def golden():
 
 
 def _cases_marked_slow_but(names):
-    return [case if case.name in names else pytest.param(case, marks=pytest.mark.slow)
-            for case in CASES]
+    return [param(case, slow=case.name not in names) for case in CASES]
 
 
 # By default one program of each kind: normal's inverse CDF, gamma's rejection loop, the

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import scipy.special as sc
 import scipy.stats as st
-from conftest import slow_except
+from conftest import param, slow_except
 
 import jaxpmac as jp
 from golden_values import CASES, GOLDEN_FILE, N, ROOT
@@ -35,8 +35,7 @@ DEFAULT_MODES = ("jvp", "grad_jit")
 
 def modes(names=MODES, default=DEFAULT_MODES):
     """``names`` as parameters, those outside ``default`` marked slow."""
-    return [name if name in default else pytest.param(name, marks=pytest.mark.slow)
-            for name in names]
+    return [param(name, slow=name not in default) for name in names]
 
 
 def _every_mode_for_one(firsts, first_in_every_mode, names=MODES, default=DEFAULT_MODES):

@@ -16,7 +16,7 @@ from absl.testing import parameterized
 
 import jaxpmac as jp
 import reference_samplers as rs
-from conftest import slow_except
+from conftest import slow_except, slow_where
 from jaxpmac._samplers import _discrete_multivariate
 
 P3 = jnp.array([0.2, 0.3, 0.5])
@@ -50,22 +50,14 @@ def _check_shape_dtype_and_jit(variant, name):
     np.testing.assert_array_equal(np.asarray(out), np.asarray(sample(state, (2, 3))))
 
 
+# The other forms and the larger n in the slow run (22 s), as in the tests below.
+@slow_where(lambda name: any(name.startswith(f"test_shape_dtype_and_jit_agrees_{sampler}__")
+                             for sampler in OTHER_FORMS + LARGER_N))
 class VectorSamplerTest(chex.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
-    @parameterized.named_parameters(*[(name, name) for name in VECTOR_SAMPLERS
-                                      if name not in OTHER_FORMS + LARGER_N])
+    @parameterized.named_parameters(*[(name, name) for name in VECTOR_SAMPLERS])
     def test_shape_dtype_and_jit_agrees(self, name):
-        _check_shape_dtype_and_jit(self.variant, name)
-
-
-# The other forms and the larger n in the slow run (22 s), as in the tests below.
-@pytest.mark.slow
-class SlowVectorSamplerTest(chex.TestCase):
-
-    @chex.variants(with_jit=True, without_jit=True)
-    @parameterized.named_parameters(*[(name, name) for name in OTHER_FORMS + LARGER_N])
-    def test_slow_shape_dtype_and_jit_agrees(self, name):
         _check_shape_dtype_and_jit(self.variant, name)
 
 

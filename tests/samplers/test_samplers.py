@@ -13,7 +13,7 @@ import pytest
 from absl.testing import parameterized
 
 import jaxpmac as jp
-from conftest import peak_over_output, slow_except, slow_where
+from conftest import param, peak_over_output, slow_except, slow_where
 from jaxpmac._lowering import LOWERINGS, force_lowering
 from jaxpmac._samplers import _hashed
 from jaxpmac._samplers import _normal
@@ -86,11 +86,15 @@ POSITIONAL = ["uniform", "uniform_precise", "normal", "truncated_normal", "berno
               "gamma", "beta", "poisson", "binomial", "rademacher", "geometric", *DERIVED]
 
 
+# The jit/no-jit checks of JIT_CHECKS_IN_SLOW_RUN, and of the vector samplers (checked in
+# test_multivariate_samplers by default), in the slow run.
+@slow_where(lambda name: name.startswith("test_vector_samplers") or any(
+    name.startswith(f"test_shape_dtype_and_jit_agrees_{sampler}__")
+    for sampler in JIT_CHECKS_IN_SLOW_RUN))
 class SamplerTest(chex.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
-    @parameterized.named_parameters(*[(name, name) for name in SAMPLERS
-                                      if name not in JIT_CHECKS_IN_SLOW_RUN])
+    @parameterized.named_parameters(*[(name, name) for name in SAMPLERS])
     def test_shape_dtype_and_jit_agrees(self, name):
         _check_shape_dtype_and_jit(self.variant, name)
 
@@ -102,6 +106,15 @@ class SamplerTest(chex.TestCase):
         x = jnp.arange(12).reshape(3, 4)
         shuffled = self.variant(lambda s: jp.permutation(s, x, axis=1, independent=True))(state)
         np.testing.assert_array_equal(jnp.sort(shuffled, axis=1), x)
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_vector_samplers(self):
+        state = jp.key(3)
+        mvn = self.variant(lambda s: jp.multivariate_normal(s, jnp.zeros(3), jnp.eye(3), (4,)))
+        assert mvn(state).shape == (4, 3)
+        d = self.variant(lambda s: jp.dirichlet(s, jnp.ones((2, 3))))(state)
+        assert d.shape == (2, 3)
+        np.testing.assert_allclose(d.sum(-1), 1, rtol=1e-5)
 
 
 def _check_shape_dtype_and_jit(variant, name):
@@ -117,27 +130,8 @@ def _check_shape_dtype_and_jit(variant, name):
         np.testing.assert_array_equal(out, eager)
 
 
-@pytest.mark.slow
-class SlowSamplerTest(chex.TestCase):
-
-    @chex.variants(with_jit=True, without_jit=True)
-    @parameterized.named_parameters(*[(name, name) for name in sorted(JIT_CHECKS_IN_SLOW_RUN)])
-    def test_slow_shape_dtype_and_jit_agrees(self, name):
-        _check_shape_dtype_and_jit(self.variant, name)
-
-    @chex.variants(with_jit=True, without_jit=True)
-    def test_vector_samplers(self):
-        state = jp.key(3)
-        mvn = self.variant(lambda s: jp.multivariate_normal(s, jnp.zeros(3), jnp.eye(3), (4,)))
-        assert mvn(state).shape == (4, 3)
-        d = self.variant(lambda s: jp.dirichlet(s, jnp.ones((2, 3))))(state)
-        assert d.shape == (2, 3)
-        np.testing.assert_allclose(d.sum(-1), 1, rtol=1e-5)
-
-
 @pytest.mark.parametrize("name", [
-    pytest.param(name, marks=[pytest.mark.slow] if name in POSITIONS_IN_SLOW_RUN else [])
-    for name in POSITIONAL])
+    param(name, slow=name in POSITIONS_IN_SLOW_RUN) for name in POSITIONAL])
 def test_element_i_is_a_fixed_stream_position(name):
     sample, _ = SAMPLERS[name]
     state = jp.key(5).split_static("positions")
