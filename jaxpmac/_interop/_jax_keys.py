@@ -79,6 +79,10 @@ def _key_data_of_state(state: RNGState) -> jax.Array:
 SMALL_DRAW_MAX_BLOCKS = 8
 
 
+# Jitted: by_platform traces its branch when it lowers it, so unjitted this was traced anew at
+# every split, fold_in and small draw of a program; jitted, once per block count and lowered
+# once per program (benchmarks/README.md, "NumPyro with a pmac key").
+@partial(jax.jit, static_argnums=2)
 def _rolled_blocks(t0: jax.Array, block: jax.Array, n_blocks: int) -> jax.Array:
     """The cipher on a CPU: ``t0`` a ``uint32[2]`` word, ``block`` ``uint32[8]``; blocks
     ``c = 0 .. n_blocks - 1`` under tweak ``(t0, c)``, ``uint32[n_blocks, 8]``."""
