@@ -9,7 +9,7 @@ shared subexpressions, far slower than a loop. Two loops compute the cipher of
   ``uint64`` words (:func:`rounds_per_step`);
 * :func:`encrypt_few_blocks`, the cipher of a ``jax.random`` key's flush and small draws
   (``_interop._jax_keys``): one dynamic block under tweaks ``(t0, c)`` for a few counters
-  ``c``, ten steps of two rounds over the blocks as one ``uint64[2, 2, n]`` array. For a few
+  ``c``, five steps of four rounds over the blocks as one ``uint64[2, 2, n]`` array. For a few
   blocks its step is one kernel where :func:`encrypt_rolled`'s one-round step is about five, so
   a key's ``split`` takes about two thirds of the time and ``split`` with a scalar draw less
   than half (benchmarks/README.md, "NumPyro with a pmac key").
@@ -145,12 +145,15 @@ def cut(flat: jax.Array, skip, n: int) -> jax.Array:
 
 
 _KEY_SCHEDULE = key_schedule(GENERATOR_KEY)
-#: Rounds per step of encrypt_few_blocks' loop (a divisor of ROUNDS_PER_INJECTION). Why two:
-#: XLA's CPU compiler takes longer over a four-round step (each round's stacked rows are emitted
-#: again for every element the next round reads), which every ``split``, ``fold_in`` and small
-#: draw of a program pays; one round a step doubles the loop's run time (benchmarks/README.md,
-#: "NumPyro with a pmac key").
-SMALL_STEP_ROUNDS = 2
+#: Rounds per step of encrypt_few_blocks' loop (a divisor of ROUNDS_PER_INJECTION). Why four:
+#: jax 0.12's CPU runtime made threefry's small draws about 4x faster and this loop's 2x, and
+#: NumPyro's NUTS splits and draws once per leaf, so ten steps of two rounds ran it at 1.4x
+#: threefry's time per step there, five of four at 0.75-0.93x (0.89x on jax 0.10.2). The price is
+#: compile time: XLA's CPU compiler takes longer over a longer step (each round's stacked rows
+#: are emitted again for every element the next round reads), 1.1-1.26x threefry's against
+#: 1.03-1.17x; the unrolled cipher runs faster still on jax 0.12 but compiles in 2x, and takes
+#: 37 us a draw on jax 0.10.2 (benchmarks/README.md, "NumPyro with a pmac key").
+SMALL_STEP_ROUNDS = 4
 
 
 def _laid_out_subkey(s: int) -> np.ndarray:
