@@ -22,7 +22,7 @@ from absl.testing import parameterized
 from jax import lax
 
 import jaxpmac as jp
-from conftest import assert_equal_arrays, oracle_bits, slow_except, slow_where
+from conftest import assert_equal_arrays, oracle_bits, param, slow_except, slow_where
 from jaxpmac._lowering._cpu_plan import force_cpu_layout
 
 SEED, LABELS = 77, ["lanes"]
@@ -383,8 +383,8 @@ def test_vmap_peak_memory_is_near_the_output(shape, n_lanes, offset):
 # check_vma on for both lowerings by default, off for the tiles; off for the long lanes in the
 # slow run.
 @pytest.mark.parametrize("check_vma, shape, n_lanes", [
-    pytest.param(check_vma, shape, n_lanes, id=f"{check_vma}-{lowering}",
-                 marks=pytest.mark.slow if (check_vma, lowering) == (False, "long_lanes") else ())
+    param(check_vma, shape, n_lanes, id=f"{check_vma}-{lowering}",
+          slow=(check_vma, lowering) == (False, "long_lanes"))
     for check_vma in (True, False)
     for lowering, shape, n_lanes in (("consecutive_tiles", (1024,), 7),
                                      ("long_lanes", (70001,), 3))])
