@@ -23,9 +23,10 @@ from __future__ import annotations
 import functools
 
 import jax
+from jax import lax
 
 from jaxpmac._cipher._words import is_traced
-from jaxpmac._lowering._platform import cpu_barrier
+from jaxpmac._lowering._platform import cpu_barrier, in_kernel
 
 
 def ends_draw(draw):
@@ -49,19 +50,29 @@ def ends_draw(draw):
 
 
 def at_run_time(*values):
-    """``values`` as values known only when the program runs, on a CPU (elsewhere as they are).
+    """``values`` as values known only when the program runs, on every platform (in a Pallas
+    kernel body, as they are).
 
-    Why: XLA folds functions of constants (a concrete parameter closed over by ``jit``) with its
-    own evaluator at compile time, whose ``log``, ``log1p``, ``rsqrt`` and ``pow`` round
-    differently from the compiled code, so a draw's values would depend on whether its
-    parameters were traced; an ``optimization_barrier`` is opaque to that folding. The same
-    holds for a derivative rule's primal values, which a tangent computed in their fusion would
-    change. Not on GPUs and TPUs, where a draw's program holds no barrier (see
-    :func:`ends_draw`); there the backend's own math already decides the last bits.
+    Why: XLA folds functions of constants (a concrete parameter closed over by ``jit``) at
+    compile time, with its own evaluator and its own rewrites around constants, so a draw's
+    values would depend on whether its parameters were traced; an ``optimization_barrier`` is
+    opaque to that folding. On a CPU, XLA's evaluator rounds ``log``, ``log1p``, ``rsqrt`` and
+    ``pow`` differently from the compiled code. On a GPU too: on an H200 (jax 0.11.2,
+    2026-11-28) Marsaglia-Tsang's gamma in log space gave other values in 408 of 1024 places
+    with ``alpha`` a constant than with ``alpha`` an argument, and the golden
+    ``generalized_normal`` and ``ball`` in float32 only with the barrier
+    (``benchmarks/gpu_float_stages.py``). Unlike :func:`ends_draw`'s barrier on a draw's
+    result, one on its parameters does not keep the draw from fusing into its consumer: it
+    only keeps the parameters' producers out of the draw's fusion. A Pallas kernel cannot hold
+    a barrier, and its parameters are the kernel's values at run time anyway.
 
     Example:
         >>> import jax, jax.numpy as jnp
         >>> at_run_time(jnp.float32(1.5))
         (Array(1.5, dtype=float32),)
+        >>> 'optimization_barrier' in str(jax.make_jaxpr(at_run_time)(jnp.float32(1.5)))
+        True
     """
-    return cpu_barrier(values)
+    if in_kernel():
+        return values
+    return lax.optimization_barrier(values)

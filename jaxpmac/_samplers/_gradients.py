@@ -28,23 +28,23 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxpmac._lowering._draw_boundary import at_run_time
+from jaxpmac._lowering._platform import cpu_barrier
 from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers._correctly_rounded import divide
 
 
 def primal(values):
-    """A rule's primal ``values`` for its tangent to use, behind :func:`at_run_time`: XLA
-    evaluates its own ``log``, ``log1p`` and ``erf`` with other last bits in other fusions, so a
-    tangent computed in the fusion of the values would change them.
+    """A rule's primal ``values`` for its tangent to use, on a CPU behind an
+    ``optimization_barrier`` (``cpu_barrier``): XLA's CPU backend evaluates its own ``log``,
+    ``log1p`` and ``erf`` with other last bits in other fusions, so a tangent computed in the
+    fusion of the values would change them.
 
     Example:
         >>> import jax.numpy as jnp
         >>> float(primal(jnp.float32(1.5)))
         1.5
     """
-    (values,) = at_run_time(values)
-    return values
+    return cpu_barrier(values)
 
 
 @jax.custom_jvp
