@@ -24,7 +24,9 @@ stage's own. On a machine with one backend it compares that backend with itself 
 Found on an H200 (jax 0.11.2, 2026-11-28, results/gpu/h200-run3/float_stages.txt): only the
 gamma stage with ``alpha`` a compile-time constant differed (408 and 513 values; 0 with
 ``alpha`` an argument). XLA's GPU compiler folds functions of a constant parameter, so
-``at_run_time`` now puts parameters behind a barrier on every platform, not only on a CPU.
+``at_run_time`` now puts parameters behind a barrier on every platform, not only on a CPU, as
+the samplers are given them (before any broadcast); ``log_gamma_flat`` takes ``alpha`` as its
+callers pass it, so its "alpha a constant" stage shows the folding that the samplers avoid.
 """
 
 from __future__ import annotations

@@ -59,12 +59,14 @@ def at_run_time(*values):
     opaque to that folding. On a CPU, XLA's evaluator rounds ``log``, ``log1p``, ``rsqrt`` and
     ``pow`` differently from the compiled code. On a GPU too: on an H200 (jax 0.11.2,
     2026-11-28) Marsaglia-Tsang's gamma in log space gave other values in 408 of 1024 places
-    with ``alpha`` a constant than with ``alpha`` an argument, and the golden
-    ``generalized_normal`` and ``ball`` in float32 only with the barrier
-    (``benchmarks/gpu_float_stages.py``). Unlike :func:`ends_draw`'s barrier on a draw's
-    result, one on its parameters does not keep the draw from fusing into its consumer: it
-    only keeps the parameters' producers out of the draw's fusion. A Pallas kernel cannot hold
-    a barrier, and its parameters are the kernel's values at run time anyway.
+    with ``alpha`` a constant than with ``alpha`` an argument: the golden ``generalized_normal``
+    and ``ball`` in float32 differed there for that reason alone, and not under the ``rolled``
+    lowering, which had the barrier (``benchmarks/gpu_float_stages.py``). Unlike
+    :func:`ends_draw`'s barrier on a draw's result, one on its parameters does not keep the
+    draw from fusing into its consumer: it only keeps the parameters' producers out of the
+    draw's fusion. Put it on the parameters as given, before they are broadcast: a barrier's
+    operand is held in memory. A Pallas kernel cannot hold a barrier, and its parameters are
+    the kernel's values at run time anyway.
 
     Example:
         >>> import jax, jax.numpy as jnp

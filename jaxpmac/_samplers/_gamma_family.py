@@ -54,9 +54,11 @@ def log_gamma_flat(streams, alpha: jax.Array, dtype) -> jax.Array:
     boosted draw for ``alpha < 1``): the draw itself is made with ``alpha`` held constant, so the
     rejection loop is never differentiated and the values are those of the plain draw.
     """
-    # A constant alpha would be folded by XLA (d, c and log d too) with its own rsqrt and log:
-    # see at_run_time.
-    (alpha,) = at_run_time(alpha.astype(_unit.compute_dtype(dtype)))
+    # A constant alpha would be folded by XLA (d, c and log d too), on a CPU and a GPU alike:
+    # callers pass one behind at_run_time, put on the parameters as given, before they are
+    # broadcast (a barrier on the broadcast array would hold it in memory). Rounded here, as a
+    # caller may compute it (f's ``dfnum * 0.5``), so that no product fuses into ``alpha + 1``.
+    alpha = _fixed_math.rounded(alpha.astype(_unit.compute_dtype(dtype)))
     log_x = _log_gamma_draw(streams, lax.stop_gradient(alpha), dtype)
     return _gradients.implicit_log_gamma(log_x, alpha)
 
@@ -131,6 +133,7 @@ def gamma(state, a, shape=None, dtype=None):
     dtype, (a,), shape, _ = _sampler_args.checked("gamma", state, dtype, shape, {"a": a})
     if math.prod(shape) == 0:
         return jnp.zeros(shape, dtype)
+    (a,) = at_run_time(a)
     return _gamma_impl(gamma_streams(state), a, shape=shape, dtype=dtype)
 
 
@@ -162,6 +165,7 @@ def beta(state, a, b, shape=None, dtype=None):
                                                     {"a": a, "b": b})
     if math.prod(shape) == 0:
         return jnp.zeros(shape, dtype)
+    a, b = at_run_time(a, b)
     return _beta_impl(gamma_streams(state), gamma_streams(state.split_static(BETA_B_LABEL)),
                       a, b, shape=shape, dtype=dtype)
 
@@ -207,4 +211,5 @@ def dirichlet(state, alpha, shape=None, dtype=None):
                                        name="dirichlet")
     if math.prod(shape) * alpha.shape[-1] == 0:
         return jnp.zeros(shape + alpha.shape[-1:], dtype)
+    (alpha,) = at_run_time(alpha)
     return _dirichlet_impl(gamma_streams(state), alpha, shape=shape, dtype=dtype)
