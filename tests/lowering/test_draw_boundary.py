@@ -90,7 +90,7 @@ def _exported_text(draw, args, platform: str) -> str:
 
 
 @pytest.mark.parametrize("name", slow_except(sorted(DRAWS), DEFAULT_RUN))
-def test_a_draw_lowered_for_a_cpu_ends_in_a_barrier_and_elsewhere_has_none(name):
+def test_a_draws_result_passes_a_barrier_on_a_cpu_only(name):
     """The CPU's program has more barriers than a GPU's or a TPU's: the one its result passes
     (and a few CPU-only ones inside Hail's engine). Those it shares are its parameters'
     (``at_run_time``), none in a draw without parameters."""
@@ -129,7 +129,7 @@ def test_jax_random_on_a_jaxpmac_key_reaches_the_barrier():
 # Values with and without the barrier: by default the kinds of program above but the rejection
 # loop (gamma), Hail's engine loop and the linear algebra (each a long compile, twice), which
 # the slow run adds: the barrier is one identity at the draw's end, whatever program it ends
-# (test_a_draw_lowered_for_a_cpu_ends_in_a_barrier_and_elsewhere_has_none keeps them all).
+# (test_a_draws_result_passes_a_barrier_on_a_cpu_only keeps them all).
 DEFAULT_RUN_VALUES = ("bits", "uniform", "normal", "randint", "categorical", "hail.shuffle")
 
 
