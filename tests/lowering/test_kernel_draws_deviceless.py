@@ -120,8 +120,9 @@ def test_a_kernel_draw_compiles_for_an_h100_with_mosaic_gpu(h100, name, lanes, f
         from jax.experimental.pallas import mosaic_gpu  # noqa: F401
     except ImportError as error:
         pytest.skip(f"no Mosaic GPU in jax {jax.__version__} ({error})")
-    kernel = _mosaic_gpu_kernel(_draws(name)[form], lanes=lanes)
-    if jax.__version_info__ < (0, 12) and _has_a_custom_derivative(_draws(name)[form]):
+    draw = _draws(name)[form]
+    kernel = _mosaic_gpu_kernel(draw, lanes=lanes)
+    if jax.__version_info__ < (0, 12) and _has_a_custom_derivative(draw):
         # Before jax 0.12, Mosaic GPU's resource estimation refuses a custom_jvp_call (an
         # H200 with jax 0.11.2, 2026-11-28): normal, exponential, gumbel and truncated_normal
         # need jax 0.12 in a Mosaic GPU kernel (docs/kernels.md). Pinned, so that a jax that

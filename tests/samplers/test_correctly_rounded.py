@@ -111,8 +111,9 @@ def test_derivatives_are_lax_divs_and_sqrts(form):
              (lambda a, b: sqrt(a * b), lambda a, b: jnp.sqrt(a * b)))
 
     def jax_gradient_on_a_cpu(fn, argnums):
-        with jax.default_device(jax.devices("cpu")[0]):
-            args = jax.device_put((x, y), jax.devices("cpu")[0])
+        cpu = jax.devices("cpu")[0]
+        with jax.default_device(cpu):
+            args = jax.device_put((x, y), cpu)
             return np.asarray(jax.grad(lambda a, b: fn(a, b).sum(), argnums)(*args))
 
     with jp.force_lowering(FORMS[form]):
