@@ -265,10 +265,15 @@ def encrypt_block(key, tweak, block, *, rounds: int) -> tuple[w.Pair, ...]:
     uint64, at least one dynamic) in a kernel: the block's 4 words as ``Pair``s of scalars.
 
     Every word, static ones too, is an input row, so that all of a program's draw sites share
-    one kernel, traced and lowered once (a kernel per site's labels traced in ~50 ms each)."""
-    words = (*tweak, *block)
-    out = _encrypt_p.bind(_word_halves(words), key=tuple(key), n_tweak=len(tweak),
-                          rounds=rounds)
+    one kernel, traced and lowered once (a kernel per site's labels traced in ~50 ms each),
+    and the rows are made by one jitted function, traced once for all the sites too."""
+    words = tuple(w.pair_const(x) if w.is_static(x) else x for x in (*tweak, *block))
+    return _encrypt_block(words, key=tuple(key), n_tweak=len(tweak), rounds=rounds)
+
+
+@functools.partial(jax.jit, static_argnames=("key", "n_tweak", "rounds"))
+def _encrypt_block(words, *, key, n_tweak: int, rounds: int) -> tuple[w.Pair, ...]:
+    out = _encrypt_p.bind(_word_halves(words), key=key, n_tweak=n_tweak, rounds=rounds)
     return tuple(w.Pair(out[..., 2 * k, 0], out[..., 2 * k + 1, 0]) for k in range(4))
 
 

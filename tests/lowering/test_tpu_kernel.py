@@ -172,14 +172,15 @@ def test_lowered_for_tpu_a_draw_is_mosaic_calls_with_no_loop_or_barrier(shape, s
 
 
 def test_draw_sites_of_a_traced_seed_share_one_hash_kernel():
-    # Each site's hash is a call of one kernel function (its labels are inputs, not constants),
-    # traced and lowered once for the program.
+    # Each site's hash is a call of one function, the kernel's input rows and the kernel (its
+    # labels are inputs, not constants), traced and lowered once for the program.
     def sites(seed):
         key = jp.key(seed)
         return sum(jp.bits(key.split_static(label), (8, 128)) for label in range(3))
     lowered = jax.jit(sites).trace(jnp.uint32(1)).lower(lowering_platforms=("tpu",)).as_text()
-    assert re.findall(r"func.func private @(_encrypt[\w.]*)", lowered) == ["_encrypt"]
-    assert re.findall(r"call @(_encrypt[\w.]*)", lowered) == ["_encrypt"] * 3
+    assert (re.findall(r"func.func private @(_encrypt[\w.]*)", lowered)
+            == ["_encrypt_block", "_encrypt"])
+    assert re.findall(r"call @(_encrypt[\w.]*)", lowered) == ["_encrypt_block"] * 3 + ["_encrypt"]
 
 
 @pytest.mark.parametrize("shape", [(), (5,)])
