@@ -142,14 +142,22 @@ def stream_window(h, final_tweak, first_block, skip, *, shape: tuple[int, ...], 
 #: 548 into two kernels with the words through memory, where the fused form is one kernel
 #: (benchmarks/README.md, "The elementwise lowering").
 MAX_MAPPED_WINDOW_OPS = 512
+#: The smallest window that :func:`mapped_window` takes. Its program holds the map once per
+#: element of a word (twice for 32-bit elements), which XLA compiles in up to twice the time
+#: (deviceless H100: 5 sites of ``normal((64, 64))`` 13.6 s packed against 8.7 s fused); below
+#: this size a draw's compile time weighs more than its instructions per value
+#: (benchmarks/README.md, "Many draw sites on accelerators").
+MIN_MAPPED_WINDOW_ELEMENTS = 2 ** 16
 
 
 def maps_words(word_map, dtype, out_dtype, n: int) -> bool:
-    """Whether :func:`mapped_window` applies to a window of ``n`` elements: a stream dtype
-    narrower than a word, mapped to numbers (not bool) whose elements of a word pack into 16,
-    32 or 64 bits, by a map of at most :data:`MAX_MAPPED_WINDOW_OPS` operations."""
+    """Whether :func:`mapped_window` applies to a window of ``n`` elements: at least
+    :data:`MIN_MAPPED_WINDOW_ELEMENTS` of a stream dtype narrower than a word, mapped to
+    numbers (not bool) whose elements of a word pack into 16, 32 or 64 bits, by a map of at
+    most :data:`MAX_MAPPED_WINDOW_OPS` operations."""
     bits, out_bits = jnp.dtype(dtype).itemsize * 8, jnp.dtype(out_dtype).itemsize * 8
-    return (bits < WORD_BITS and jnp.dtype(out_dtype) != jnp.bool_
+    return (n >= MIN_MAPPED_WINDOW_ELEMENTS and bits < WORD_BITS
+            and jnp.dtype(out_dtype) != jnp.bool_
             and WORD_BITS // bits * out_bits in (16, 32, 64)
             and _operations(word_map, jnp.dtype(dtype), w.x64_enabled(), n)
             <= MAX_MAPPED_WINDOW_OPS)

@@ -113,3 +113,26 @@ def test_force_lowering_restores_the_previous_choice():
 def test_force_lowering_rejects_an_unknown_name():
     with pytest.raises(ValueError, match=r"force_lowering name accepts one of .*'gpu'"):
         force_lowering("gpu")
+
+
+# A GPU's window of at least MIN_MAPPED_WINDOW_ELEMENTS values maps each stream word's 32- or
+# 16-bit parts where the word is made and packs the results back (``_elementwise
+# .mapped_window``); a smaller window maps each value on its own. Either way the CPU's values,
+# on both sides of that size, with a window cut from inside a word (odd offset and length).
+MAPPED_WINDOW_DRAWS = {
+    "uniform_bfloat16": lambda s, n, offset: jp.uniform(s, (n,), jnp.bfloat16, offset=offset),
+    "normal": lambda s, n, offset: jp.normal(s, (n,), jnp.float32, offset=offset),
+    "exponential": lambda s, n, offset: jp.exponential(s, (n,), jnp.float32, offset=offset),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MAPPED_WINDOW_DRAWS))
+def test_a_gpus_window_gives_the_cpus_values_above_and_below_the_packed_size(name):
+    from jaxpmac._lowering._elementwise import MIN_MAPPED_WINDOW_ELEMENTS
+    state = jp.key(5).split_static("mapped window")
+    draw = MAPPED_WINDOW_DRAWS[name]
+    for n in (MIN_MAPPED_WINDOW_ELEMENTS + 3, MIN_MAPPED_WINDOW_ELEMENTS - 3):
+        offset = jnp.int32(7)
+        reference = jax.jit(draw, static_argnums=1)(state, n, offset)
+        with force_lowering("elementwise"):
+            assert_equal_arrays(jax.jit(draw, static_argnums=1)(state, n, offset), reference)
