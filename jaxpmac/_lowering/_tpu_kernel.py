@@ -14,11 +14,14 @@ back). Any other window (a small draw, a shape not in whole lines, a window that
 a block) is cut from a kernel output of whole steps of 128 lines of 128 values, in a copy: on
 TPU v5e (deviceless, libtpu's estimated cycles) that is still cheaper than the elementwise
 lowering, and a program of many small draws compiles in a fraction of the
-time (``benchmarks/README.md``, "TPU v5e"). The kernel is a primitive whose lowering jax picks
-per platform: on a TPU a Mosaic kernel; elsewhere (a lowering forced on another platform, as the
-tests do, or a multi-platform export's other programs) the same kernel in Pallas' interpret
-mode. Everything in the kernel is uint32 (Mosaic has no 64-bit type): the cipher on ``Pair``
-words.
+time (``benchmarks/README.md``, "TPU v5e"); a window of less than a step keeps only its own
+lines, and a small one (:data:`MAX_MAPPED_ELEMENTS`) applies its sampler's map in the kernel,
+so that a program's many small draws have one map for Mosaic to compile, not an XLA fusion
+each (``benchmarks/README.md``, "Many draw sites on accelerators"). The kernel is a primitive
+whose lowering jax picks per platform: on a TPU a Mosaic kernel; elsewhere (a lowering forced
+on another platform, as the tests do, or a multi-platform export's other programs) the same
+kernel in Pallas' interpret mode, with a small window's map after it. The cipher in the kernel
+is on ``Pair`` words of uint32 (Mosaic has no 64-bit type), and a map's values are 32-bit.
 
 XLA's SPMD partitioner cannot split a Mosaic call: a draw sharded over TPUs through this kernel
 is computed whole on every device (the same values; the elementwise lowering is computed where
@@ -41,6 +44,8 @@ from jax.interpreters import batching, mlir
 
 from jaxpmac._cipher import _threefish
 from jaxpmac._cipher import _words as w
+from jaxpmac._lowering._platform import KERNEL_LOWERING, force_lowering
+from jaxpmac._lowering._word_maps import map_words, mapped_dtype
 
 LANES = 128                              # a TPU vector register's lanes
 BLOCK_VALUES = 8                         # uint32 per Threefish-256 block
@@ -52,9 +57,17 @@ TILE_ROWS = (512, 256, 128)              # output rows per grid step, the larges
 #: cut, is the cheaper at every size measured, 64 values the smallest (libtpu's profile has
 #: no estimate for the elementwise form of fewer).
 MIN_ELEMENTS = 1 << 6
+_TILE_LINES = 8                          # sublanes of a (8, 128) uint32 tile
 #: Under ``vmap`` the kernel computes at least a whole step (``SUB_ROWS`` lines of 128 values)
 #: for every example: a vmapped window smaller than that stays elementwise.
 MIN_VMAPPED_ELEMENTS = SUB_ROWS * LANES
+#: Windows of at most this many elements apply their sampler's map inside the kernel
+#: (:func:`maps_in_kernel`): a program of many small draws then compiles the map once, in
+#: Mosaic, not once per draw site in XLA (deviceless TPU v5e, 200 sites of ``normal((64,
+#: 64))``: 10 s against 118 s; benchmarks/README.md, "Many draw sites on accelerators").
+#: Mosaic's compile time and the kernel lowering's integer division grow with the lines a
+#: kernel maps: from 8192 values XLA's map compiles faster and runs in fewer cycles.
+MAX_MAPPED_ELEMENTS = 1 << 12
 # The dynamic words (hash, final tweak, first block) as uint32 halves, one per sublane row of
 # a [16, 128] VMEM input: a vector operand (scalar prefetch into SMEM also works, but libtpu's
 # static profiler cannot estimate its DMA, and the deviceless cycle counts need it).
@@ -74,6 +87,14 @@ def applies(shape: tuple[int, ...], dtype, skip) -> bool:
     block is computed by the kernel: uint32, a static skip, at least MIN_ELEMENTS."""
     return (jnp.dtype(dtype) == jnp.uint32 and isinstance(skip, int)
             and math.prod(shape) >= MIN_ELEMENTS)
+
+
+def maps_in_kernel(word_map, n: int, *, x64: bool) -> bool:
+    """Whether a window of ``n`` uint32 elements applies ``word_map`` in the kernel: at most
+    :data:`MAX_MAPPED_ELEMENTS`, x64 off (the kernel traces the map with x64 off), and a map to
+    a 32-bit type (a whole ``(8, 128)`` tile per vector register, as the words)."""
+    return (word_map is not None and not x64 and n <= MAX_MAPPED_ELEMENTS
+            and mapped_dtype(word_map, jnp.uint32, x64=False).itemsize == 4)
 
 
 def _fits(shape, skip) -> bool:
@@ -117,7 +138,8 @@ def _row_halves(halves_in):
     return lambda k: (halves_in[pl.ds(2 * k, 1), :], halves_in[pl.ds(2 * k + 1, 1), :])
 
 
-def _kernel(halves_in, out_ref, values_ref, *, static_words, tile_rows: int, line_blocks: int):
+def _kernel(halves_in, out_ref, values_ref, *, static_words, tile_rows: int, line_blocks: int,
+            word_map):
     *h, final_tweak, first_block = _words_of_rows(_row_halves(halves_in), static_words)
     tile, column = pl.program_id(0), pl.program_id(1)
     shape = (LINE_BLOCKS, SUB_ROWS)
@@ -138,24 +160,31 @@ def _kernel(halves_in, out_ref, values_ref, *, static_words, tile_rows: int, lin
             values_ref[k] = half
         stacked = jnp.stack([values_ref[k] for k in range(BLOCK_VALUES)], axis=1)
         rows = stacked.reshape(LINE_BLOCKS * BLOCK_VALUES, SUB_ROWS)
-        out_ref[pl.ds(pl.multiple_of(s * SUB_ROWS, SUB_ROWS), SUB_ROWS), :] = rows.T
+        # A window of less than a step keeps (and maps) only its own lines.
+        step_rows = min(tile_rows, SUB_ROWS)
+        with force_lowering(KERNEL_LOWERING):
+            values = map_words(word_map, rows.T[:step_rows], x64=False)
+        out_ref[pl.ds(pl.multiple_of(s * SUB_ROWS, SUB_ROWS), step_rows), :] = values
         return carry
 
-    steps = tile_rows // SUB_ROWS
+    steps = max(tile_rows // SUB_ROWS, 1)
     if steps == 1:
         step(0, 0)
     else:
         lax.fori_loop(0, steps, step, 0)
 
 
-def _call(halves, *, static_words, lines: int, length: int, interpret: bool) -> jax.Array:
-    tile_rows = next(rows for rows in TILE_ROWS if lines % rows == 0)
+def _call(halves, *, static_words, lines: int, length: int, word_map,
+          interpret: bool) -> jax.Array:
+    tile_rows = lines if lines < SUB_ROWS else next(rows for rows in TILE_ROWS
+                                                     if lines % rows == 0)
     kernel = functools.partial(_kernel, static_words=static_words, tile_rows=tile_rows,
-                               line_blocks=length // BLOCK_VALUES)
+                               line_blocks=length // BLOCK_VALUES, word_map=word_map)
     return pl.pallas_call(
         kernel,
         # Varying over a shard_map's axes as the dynamic words do (check_vma needs it said).
-        out_shape=jax.ShapeDtypeStruct((lines, length), jnp.uint32,
+        out_shape=jax.ShapeDtypeStruct((lines, length),
+                                       mapped_dtype(word_map, jnp.uint32, x64=False),
                                        manual_axis_type=jax.typeof(halves).manual_axis_type),
         grid=(lines // tile_rows, length // LANES),
         in_specs=[pl.BlockSpec((_WORD_ROWS, LANES), lambda i, c: (0, 0))],
@@ -166,10 +195,11 @@ def _call(halves, *, static_words, lines: int, length: int, interpret: bool) -> 
 
 
 def stream_window(h, final_tweak, first_block, *, shape: tuple[int, ...],
-                  skip: int = 0) -> jax.Array:
+                  skip: int = 0, word_map=None) -> jax.Array:
     """uint32 stream elements ``skip .. skip + prod(shape) - 1`` of the blocks from
-    ``first_block`` of the hash ``(final_tweak, h)``, in ``shape`` (:func:`applies` must hold).
-    Words are static ints or dynamic scalar words (``Pair`` or uint64)."""
+    ``first_block`` of the hash ``(final_tweak, h)``, in ``shape`` (:func:`applies` must hold);
+    with ``word_map``, its values of them, mapped in the kernel (:func:`maps_in_kernel` must
+    hold). Words are static ints or dynamic scalar words (``Pair`` or uint64)."""
     words = (*h, final_tweak, first_block)
     static_words = tuple(x if w.is_static(x) else None for x in words)
     n = math.prod(shape)
@@ -177,10 +207,14 @@ def stream_window(h, final_tweak, first_block, *, shape: tuple[int, ...],
     if fits:
         lines, length = _lines(shape)
     else:
-        step_values = SUB_ROWS * LANES
-        lines, length = -(-(skip + n) // step_values) * SUB_ROWS, LANES
+        # Whole steps, or the lines of a window within one step (in whole (8, 128) tiles).
+        step_values, lines_needed = SUB_ROWS * LANES, -(-(skip + n) // LANES)
+        lines = (-(-lines_needed // _TILE_LINES) * _TILE_LINES if lines_needed < SUB_ROWS
+                 else -(-(skip + n) // step_values) * SUB_ROWS)
+        length = LANES
     halves = _dynamic_halves(words)       # in the caller's x64 mode: words may be uint64
-    out = _window_p.bind(halves, static_words=static_words, lines=lines, length=length)
+    out = _window_p.bind(halves, static_words=static_words, lines=lines, length=length,
+                         word_map=word_map)
     if fits:
         return out.reshape(shape)
     return lax.slice(out.reshape(-1), (skip,), (skip + n,)).reshape(shape)
@@ -196,19 +230,28 @@ _window_p = jex.core.Primitive("jaxpmac_tpu_stream_window")
 
 
 @_window_p.def_abstract_eval
-def _window_abstract(halves, *, static_words, lines: int, length: int):
+def _window_abstract(halves, *, static_words, lines: int, length: int, word_map):
     del static_words
     # Its halves' type otherwise (sharding, varying manual axes under shard_map).
-    return halves.update(shape=(*halves.shape[:-2], lines, length))
+    return halves.update(shape=(*halves.shape[:-2], lines, length),
+                         dtype=mapped_dtype(word_map, jnp.uint32, x64=False))
 
 
-def _window(halves, *, interpret: bool, **params):
-    """The primitive's computation: the kernel, once per example of ``halves``' leading axes."""
+def _window(halves, *, interpret: bool, word_map, **params):
+    """The primitive's computation: the kernel, once per example of ``halves``' leading axes.
+
+    In interpret mode a ``word_map`` maps the kernel's words after it, with XLA, as the draws
+    of larger windows do: the same values (every map's kernel lowering has its other
+    lowerings' values: ``tests/lowering/test_kernel_draws.py``), and the kernel lowering's
+    integer division compiled by XLA's CPU backend takes minutes on the newest jax
+    (benchmarks/README.md, "Draws inside Pallas kernels")."""
     with jax.enable_x64(False):       # Mosaic has no 64-bit type
-        call = functools.partial(_call, interpret=interpret, **params)
+        call = functools.partial(_call, interpret=interpret,
+                                 word_map=None if interpret else word_map, **params)
         for _ in halves.shape[:-2]:
             call = jax.vmap(call)
-        return call(halves)
+        out = call(halves)
+        return map_words(word_map, out, x64=False) if interpret else out
 
 
 def _kernel_rule(compute, *, interpret: bool):

@@ -8,6 +8,7 @@ elsewhere the elementwise lowering (:mod:`._elementwise`). Chosen when the progr
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Sequence
 
 import jax
@@ -79,19 +80,29 @@ def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word,
                                                   dtype=dtype, word_map=word_map,
                                                   out_dtype=out_dtype)
             if lowering == "elementwise_pairs" and _tpu_kernel.applies(shape, dtype, skip):
-                # A TPU's uint32 window: one cipher per block, in a kernel; under vmap, a
-                # small window stays elementwise (the kernel would compute whole steps for
-                # every example).
-                words = (kernel_words if n >= _tpu_kernel.MIN_VMAPPED_ELEMENTS or not dynamic
-                         else _lanes.vmapped_as(kernel_words, stream_words))(dynamic)
+                # A TPU's uint32 window: one cipher per block, in a kernel, a small window's
+                # map too; under vmap, a small window stays elementwise (the kernel would
+                # compute whole steps for every example).
+                in_kernel_map = _tpu_kernel.maps_in_kernel(word_map, n, x64=x64)
+                kernel = partial(kernel_words, word_map=word_map if in_kernel_map else None)
+                words = (kernel if n >= _tpu_kernel.MIN_VMAPPED_ELEMENTS or not dynamic
+                         else _lanes.vmapped_as(
+                             kernel, mapped_stream_words if in_kernel_map else stream_words)
+                         )(dynamic)
+                if in_kernel_map:
+                    return words.reshape(n)
             else:
                 words = stream_words(dynamic)
             # Flat like the rolled lowering's; XLA folds this reshape into the caller's.
             return map_words(word_map, words, x64=x64).reshape(n)
 
-        def kernel_words(dynamic):
+        def kernel_words(dynamic, *, word_map):
             *h, final_tweak, first_block, skip = with_dynamic(values, dynamic)
-            return _tpu_kernel.stream_window(h, final_tweak, first_block, shape=shape, skip=skip)
+            return _tpu_kernel.stream_window(h, final_tweak, first_block, shape=shape, skip=skip,
+                                             word_map=word_map)
+
+        def mapped_stream_words(dynamic):
+            return map_words(word_map, stream_words(dynamic), x64=x64)
 
         def stream_words(dynamic):
             # The stream itself (no word_map: the bits): one cipher per block, see there.

@@ -61,6 +61,30 @@ def test_a_kernel_draw_compiles_for_a_tpu_v5e(tpu_v5e, name, form):
     assert "tpu_custom_call" in compiled.as_text() or "custom-call" in compiled.as_text()
 
 
+# A small draw of every sampler whose map of one word the TPU's window kernel applies itself
+# (``_tpu_kernel.maps_in_kernel``): the map compiles in Mosaic, from a traced seed.
+SMALL_MAPPED_DRAWS = {
+    "uniform_bounds": lambda s: jp.uniform(s, (64, 64), minval=-2.0, maxval=3.0),
+    "normal": lambda s: jp.normal(s, (64, 64)),
+    "exponential": lambda s: jp.exponential(s, (64, 64)),
+    "gumbel": lambda s: jp.gumbel(s, (64, 64)),
+    "laplace": lambda s: jp.laplace(s, (64, 64)),
+    "logistic": lambda s: jp.logistic(s, (64, 64)),
+    "cauchy": lambda s: jp.cauchy(s, (64, 64)),
+    "categorical": lambda s: jp.categorical(s, jax.numpy.zeros((5,)), shape=(4096,)),
+    "ball": lambda s: jp.ball(s, 3, shape=(512,)),
+}
+
+
+@pytest.mark.parametrize("name", SMALL_MAPPED_DRAWS)
+def test_a_small_draws_map_compiles_in_the_tpus_window_kernel(tpu_v5e, name):
+    draw = jax.jit(lambda seed: SMALL_MAPPED_DRAWS[name](jp.key(seed).split_static("small")),
+                   out_shardings=jax.sharding.SingleDeviceSharding(tpu_v5e))
+    seed = jax.ShapeDtypeStruct((), jax.numpy.uint32,
+                                sharding=jax.sharding.SingleDeviceSharding(tpu_v5e))
+    assert "custom-call" in draw.trace(seed).lower(lowering_platforms=("tpu",)).compile().as_text()
+
+
 def _compiled_for_an_h100(kernel, h100) -> str:
     """The optimized HLO of ``kernel`` compiled for the H100 ``h100``: traced for an abstract
     device of its kind (Pallas asks which GPU it lowers for), lowered for ``cuda``."""

@@ -88,6 +88,45 @@ def test_small_and_cut_kernel_draws_equal_the_cpu_draws(shape, name):
         np.testing.assert_array_equal(got, expected, err_msg=name)
 
 
+# A window of at most MAX_MAPPED_ELEMENTS values keeps only its own lines of the kernel's step,
+# and on a TPU maps its words inside the kernel (here, in interpret mode, XLA maps them after
+# it: the kernel lowering's map has the same values, tests/lowering/test_kernel_draws.py). The
+# CPU's values for maps of one word to a 32-bit float, a window within a tile, one of a few
+# tiles, one from inside a block (offset 3), and under vmap (the elementwise map).
+MAPPED_IN_KERNEL = {
+    "uniform": lambda s, shape, offset: jp.uniform(s, shape, offset=offset),
+    "normal": lambda s, shape, offset: jp.normal(s, shape, offset=offset),
+    "exponential": lambda s, shape, offset: jp.exponential(s, shape, offset=offset),
+}
+
+
+# normal by default (the largest map); the others, the same kernel code, in the slow run.
+@pytest.mark.parametrize("name", slow_except(sorted(MAPPED_IN_KERNEL), keep=("normal",)))
+def test_small_mapped_draws_of_the_kernel_have_the_cpus_values(name):
+    draw = MAPPED_IN_KERNEL[name]
+    for shape, offset in (((64, 64), 0), ((1000,), 3), ((16, 32), 0)):
+        expected = np.asarray(draw(STATE, shape, offset))
+        with jp.force_lowering("elementwise_pairs"):
+            got = jax.jit(lambda state: draw(state, shape, offset))(STATE)
+        np.testing.assert_array_equal(got, expected, err_msg=f"{name} {shape} {offset}")
+    states = jax.vmap(STATE.split)(jnp.arange(3, dtype=jnp.uint32))
+    expected = np.stack([np.asarray(draw(STATE.split(i), (8, 128), 0)) for i in range(3)])
+    with jp.force_lowering("elementwise_pairs"):
+        got = jax.jit(jax.vmap(lambda state: draw(state, (8, 128), 0)))(states)
+    np.testing.assert_array_equal(got, expected, err_msg=f"{name} vmapped")
+
+
+def test_lowered_for_tpu_a_small_draws_map_is_in_the_kernel():
+    # A small normal's float arithmetic is all inside the Mosaic call: no division, product or
+    # square root left to XLA. A larger one maps the kernel's words with XLA.
+    def ops(n):
+        lowered = (jax.jit(lambda seed: jp.normal(jp.key(seed).split_static("s"), (n,)))
+                   .trace(jnp.uint32(1)).lower(lowering_platforms=("tpu",)).as_text())
+        return set(re.findall(r"stablehlo\.(divide|multiply|sqrt)", lowered))
+    assert ops(_tpu_kernel.MAX_MAPPED_ELEMENTS) == set()
+    assert ops(2 * _tpu_kernel.MAX_MAPPED_ELEMENTS) == {"divide", "multiply", "sqrt"}
+
+
 # A window inside a later block and the carry by default; inside the first block (the same cut
 # from the kernel's output, at block 0) in the slow run. One offset a test: each is a kernel of
 # its own to compile.
