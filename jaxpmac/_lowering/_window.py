@@ -83,26 +83,27 @@ def stream_window(h: Sequence[w.Word], final_tweak: w.Word, first_block: w.Word,
                 # A TPU's uint32 window: one cipher per block, in a kernel, a small window's
                 # map too; under vmap, a small window stays elementwise (the kernel would
                 # compute whole steps for every example).
-                in_kernel_map = _tpu_kernel.maps_in_kernel(word_map, n, x64=x64)
-                kernel = partial(kernel_words, word_map=word_map if in_kernel_map else None)
+                kernel_map = (word_map if _tpu_kernel.maps_in_kernel(word_map, n, x64=x64)
+                              else None)
+                kernel = partial(kernel_words, kernel_map=kernel_map)
                 words = (kernel if n >= _tpu_kernel.MIN_VMAPPED_ELEMENTS or not dynamic
-                         else _lanes.vmapped_as(
-                             kernel, mapped_stream_words if in_kernel_map else stream_words)
-                         )(dynamic)
-                if in_kernel_map:
-                    return words.reshape(n)
+                         else _lanes.vmapped_as(kernel, partial(mapped_stream_words,
+                                                                kernel_map=kernel_map)))(dynamic)
+                after = None if kernel_map else word_map
             else:
-                words = stream_words(dynamic)
+                words, after = stream_words(dynamic), word_map
             # Flat like the rolled lowering's; XLA folds this reshape into the caller's.
-            return map_words(word_map, words, x64=x64).reshape(n)
+            return map_words(after, words, x64=x64).reshape(n)
 
-        def kernel_words(dynamic, *, word_map):
+        def kernel_words(dynamic, *, kernel_map):
+            # The kernel's words, or its values of kernel_map (None: the words).
             *h, final_tweak, first_block, skip = with_dynamic(values, dynamic)
             return _tpu_kernel.stream_window(h, final_tweak, first_block, shape=shape, skip=skip,
-                                             word_map=word_map)
+                                             word_map=kernel_map)
 
-        def mapped_stream_words(dynamic):
-            return map_words(word_map, stream_words(dynamic), x64=x64)
+        def mapped_stream_words(dynamic, *, kernel_map):
+            # What kernel_words gives, elementwise.
+            return map_words(kernel_map, stream_words(dynamic), x64=x64)
 
         def stream_words(dynamic):
             # The stream itself (no word_map: the bits): one cipher per block, see there.
