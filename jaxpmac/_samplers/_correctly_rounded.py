@@ -11,7 +11,7 @@ So on GPUs, the float32 (and narrower) operations here are computed in float64 a
 back: ``float32(float64(x) / float64(y))`` is the correctly rounded float32 quotient, as is
 ``float32(sqrt(float64(x)))`` the root, because float64 carries more than twice float32's
 precision plus two bits (double rounding is then innocuous: Figueroa, "When is double rounding
-innocuous?", SIGNUM 1995); its operands and result pass the bit-level identity of
+innocuous?", SIGNUM 1995); its last operand and result pass the bit-level identity of
 ``_fixed_math.rounded``, so that neither LLVM nor XLA narrows it back to the float32
 operation (see ``_opaque``). On CPUs, where the plain operations are already exact, the plain
 ones. The choice is made per platform when the program is lowered (both are staged in a
@@ -151,7 +151,10 @@ def _lowering(operation, *, platform_needs_float64: bool):
         if not (platform_needs_float64 or via_float64) or not _narrower_than_float64(aval_out):
             return [operation(*operands)]
         wide = ir.RankedTensorType.get(aval_out.shape, ir.F64Type.get())
-        result = operation(*(_opaque(hlo.convert(wide, x), np.float64) for x in operands))
+        # The last operand (the divisor, the root's argument) through the identity: LLVM
+        # narrows the operation only when every operand is an extension.
+        *first, last = (hlo.convert(wide, x) for x in operands)
+        result = operation(*first, _opaque(last, np.float64))
         return [_opaque(hlo.convert(operands[0].type, result), aval_out.dtype)]
     return rule
 

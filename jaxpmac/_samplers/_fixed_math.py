@@ -17,9 +17,13 @@ GPUs) but not on SSE4.2 or AVX. Only correctly rounded operations (``+ - * /``, 
 only where no product meets an addition unrounded.
 
 So each function here is built from those operations alone, with every product that feeds an
-addition rounded on its own (:func:`rounded`, :func:`horner`), or exact by construction (and
+addition rounded on its own (:func:`unfused`, :func:`horner`), or exact by construction (and
 rounded all the same): its values do not depend on the program around it, the instruction set
-or ``jit``. float32 ``exp``, float64 ``log1p`` (for ``|x| < sqrt 2 - 1``), ``lgamma`` and float32
+or ``jit``. The guard that keeps a product from fusing costs two integer operations; XLA's CUDA
+backend never fuses, so its programs go without (:data:`NO_CONTRACTION_PLATFORMS`), and a sum
+that XLA's simplifier must not merge keeps :func:`rounded` on every platform.
+
+float32 ``exp``, float64 ``log1p`` (for ``|x| < sqrt 2 - 1``), ``lgamma`` and float32
 ``erfc`` follow the algorithms jax 0.10.2's XLA used on CPU (read from its optimised HLO and
 LLVM IR), and differ from its own functions in the last bit where its compiler fused; ``log``
 and float64 ``exp`` are fdlibm's and Cephes', float32 ``log1p`` this module's ``log`` with a
@@ -38,6 +42,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+from jax.extend.core import Primitive
+from jax.interpreters import ad, batching, mlir
 
 from jaxpmac._lowering import _platform
 from jaxpmac._samplers._correctly_rounded import divide, identity_caps
@@ -45,7 +51,7 @@ from jaxpmac._samplers._correctly_rounded import divide, identity_caps
 
 def horner(coefficients, x: jax.Array) -> jax.Array:
     """``c[0] x**(n-1) + ... + c[n-1]`` by Horner's rule, ``y = y * x + c`` from ``y = c[0]``,
-    each product rounded before its addition (:func:`rounded`): XLA fuses a multiply-add into
+    each product rounded before its addition (:func:`unfused`): XLA fuses a multiply-add into
     one fused multiply-add in some fusions and not others (it depended on the output's shape
     under jax 0.12), so only written-out roundings give the same values in every program, with
     and without ``jit``, on every jax and instruction set. A coefficient may be an array
@@ -57,7 +63,7 @@ def horner(coefficients, x: jax.Array) -> jax.Array:
 
     y = jnp.broadcast_to(coefficient(coefficients[0]), x.shape).astype(x.dtype)
     for c in coefficients[1:]:
-        y = rounded(y * x) + coefficient(c)
+        y = unfused(y * x) + coefficient(c)
     return y
 
 
@@ -111,6 +117,55 @@ def _rounded_jvp(primals, tangents):
 
 
 _rounded_jitted = jax.jit(_rounded)
+
+
+#: Platforms whose XLA backend never fuses a multiply into an addition: there a product that
+#: feeds an addition is rounded on its own without a guard (:func:`unfused`). XLA's CUDA
+#: backend emits every float32 and float64 multiply and add with an explicit rounding
+#: (``mul.rn``, ``add.rn``), which ptxas does not contract (checked in the PTX of every golden
+#: program by ``benchmarks/deviceless_ptx_audit.py``, and by the deviceless tests). Not ROCm:
+#: its compiler is not checked here.
+NO_CONTRACTION_PLATFORMS = ("cuda",)
+
+
+def unfused(product: jax.Array) -> jax.Array:
+    """``product`` (a product that feeds an addition) rounded on its own before that addition,
+    never fused with it into one fused multiply-add: :func:`rounded` where a compiler could fuse
+    them (CPUs, Pallas kernels, any platform not in :data:`NO_CONTRACTION_PLATFORMS`), and the
+    product itself in XLA's programs for a platform that never fuses, where :func:`rounded`'s
+    caps would cost two integer operations per product and no value (the choice is made per
+    platform when the program is lowered). Not for a sum that XLA's simplifier must not merge
+    with another: that takes :func:`rounded` everywhere.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> x = jnp.float32(1 + 2 ** -12)
+        >>> bool(unfused(x * x) - jnp.float32(1) == jnp.float32(2 ** -11))
+        True
+    """
+    if _platform.in_kernel():
+        return _rounded(product)
+    return unfused_p.bind(product)
+
+
+unfused_p = Primitive("jaxpmac_unfused")
+unfused_p.def_abstract_eval(lambda aval: jax.core.ShapedArray(aval.shape, aval.dtype))
+# Outside ``jit`` (eager calls, ``jax.disable_jit``), the lowering inside, compiled op by op.
+_unfused_compiled = jax.jit(unfused_p.bind)
+
+
+def _unfused_impl(product):
+    with jax.disable_jit(False):
+        return _unfused_compiled(product)
+
+
+unfused_p.def_impl(_unfused_impl)
+mlir.register_lowering(unfused_p, mlir.lower_fun(_rounded, multiple_results=False))
+for _platform_name in NO_CONTRACTION_PLATFORMS:
+    mlir.register_lowering(unfused_p, lambda ctx, product: [product], platform=_platform_name)
+batching.defvectorized(unfused_p)
+# The identity's derivative, as :func:`rounded`'s.
+ad.defjvp(unfused_p, lambda tangent, product: tangent)
 
 
 def floor(x: jax.Array) -> jax.Array:
@@ -186,15 +241,15 @@ def _exp_f32(x: jax.Array) -> jax.Array:
     # x is finite (or NaN) now; if it is a product (exp(-x**2) in erfc), keep XLA from fusing
     # that product into ``x - n * C1`` below, as it does in scalar code but not in vector code.
     x = rounded(x)
-    n = floor(rounded(x * _EXP_LOG2E) + f32(0.5))
+    n = floor(unfused(x * _EXP_LOG2E) + f32(0.5))
     n = jnp.where(n < f32(-127), f32(-127), n)
     n = jnp.where(n > f32(127), f32(127), n)
     # n * C1 is exact (n an integer of at most 7 bits, C1 of 9 significant bits), so rounding it
     # changes no value; it only shows that no product meets an addition unrounded.
-    r = x - rounded(n * _EXP_C1)
-    r = r - rounded(n * _EXP_C2)
+    r = x - unfused(n * _EXP_C1)
+    r = r - unfused(n * _EXP_C2)
     y = horner(_EXP_P + (f32(0.5),), r)
-    y = f32(1) + (r + rounded(y * (r * r)))
+    y = f32(1) + (r + unfused(y * (r * r)))
     scale_bits = (n.astype(jnp.int32) + np.int32(127)) << np.int32(23)
     result = y * lax.bitcast_convert_type(scale_bits, jnp.float32)
     # Results below the smallest normal are 0: XLA's CPU flushes them (and a GPU might not).
@@ -231,15 +286,15 @@ def _exp_f64(x: jax.Array) -> jax.Array:
     # k = round(x / ln2), halves away from zero, as fdlibm's (int)(invln2 x + halF[sign]) (which
     # also gives k = 0 for |x| < ln2 / 2 and k = +-1 below 1.5 ln2, as its special cases do).
     half = jnp.where(x < f64(0), f64(-0.5), f64(0.5))
-    k = (rounded(x * _EXP64_INV_LN2) + half).astype(jnp.int64)   # truncates toward zero
+    k = (unfused(x * _EXP64_INV_LN2) + half).astype(jnp.int64)   # truncates toward zero
     t = k.astype(jnp.float64)
     # hi is exact: t ln2HI is exact (above) and x is within a factor 2 of it (Sterbenz); rounding
     # that product changes no value, it shows that no product meets an addition unrounded.
-    hi = x - rounded(t * _EXP64_LN2_HI)
-    lo = rounded(t * _EXP64_LN2_LO)
+    hi = x - unfused(t * _EXP64_LN2_HI)
+    lo = unfused(t * _EXP64_LN2_LO)
     r = hi - lo
     r2 = r * r
-    c = r - rounded(r2 * horner(_EXP64_P, r2))
+    c = r - unfused(r2 * horner(_EXP64_P, r2))
     # (r c) is divided, not added: no fused multiply-add can take it.
     y = f64(1) - ((lo - (r * c) / (f64(2) - c)) - hi)
     # y is in [0.70, 1.42]; 2**k as 2**(k // 2) * 2**(k - k // 2), two normal numbers, so that
@@ -528,11 +583,11 @@ def _log_f32(x: jax.Array) -> jax.Array:
     low = m < f32(np.sqrt(0.5))
     exponent = jnp.where(low, exponent - f32(1), exponent)
     z = jnp.where(low, m + m, m) - f32(1)                   # exact: m - 1 in [-0.293, 0.414)
-    z2 = rounded(z * z)
-    y = rounded(rounded(z * z2) * horner(_LOG_P, z))
-    y = y + rounded(exponent * _LOG_C2)
-    y = y + rounded(f32(-0.5) * z2)
-    return (z + y) + rounded(exponent * _LOG_C1)
+    z2 = unfused(z * z)
+    y = unfused(unfused(z * z2) * horner(_LOG_P, z))
+    y = y + unfused(exponent * _LOG_C2)
+    y = y + unfused(f32(-0.5) * z2)
+    return (z + y) + unfused(exponent * _LOG_C1)
 
 
 # fdlibm's e_log.c (Sun Microsystems, 1993): x = 2**k m with m in [sqrt(2)/2, sqrt(2)),
@@ -566,17 +621,17 @@ def _log_f64(x: jax.Array) -> jax.Array:
     s = f / (f64(2) + f)
     z = s * s
     w = z * z
-    t1 = rounded(w * horner(_LOG64_LG[5::-2], w))           # w (Lg2 + w (Lg4 + w Lg6))
-    t2 = rounded(z * horner(_LOG64_LG[6::-2], w))           # z (Lg1 + w (Lg3 + ...))
+    t1 = unfused(w * horner(_LOG64_LG[5::-2], w))           # w (Lg2 + w (Lg4 + w Lg6))
+    t2 = unfused(z * horner(_LOG64_LG[6::-2], w))           # z (Lg1 + w (Lg3 + ...))
     big_r = t2 + t1
     # k ln2_hi is exact (|k| < 2**11, ln2_hi 32 significant bits), rounded all the same.
-    k_hi = rounded(dk * _LOG64_LN2_HI)
-    k_lo = rounded(dk * _LOG64_LN2_LO)
+    k_hi = unfused(dk * _LOG64_LN2_HI)
+    k_lo = unfused(dk * _LOG64_LN2_LO)
     # fdlibm's two forms: with f**2 / 2 taken out where the mantissa is in [1.38, 1.42)
     # (its high word's bits in [0x6147a, 0x6b851]: |f| about 0.29..0.42), the other elsewhere.
-    half_f2 = rounded((f64(0.5) * f) * f)        # 0.5 f is exact
-    with_square = k_hi - ((half_f2 - (rounded(s * (half_f2 + big_r)) + k_lo)) - f)
-    without = k_hi - ((rounded(s * (f - big_r)) - k_lo) - f)
+    half_f2 = unfused((f64(0.5) * f) * f)        # 0.5 f is exact
+    with_square = k_hi - ((half_f2 - (unfused(s * (half_f2 + big_r)) + k_lo)) - f)
+    without = k_hi - ((unfused(s * (f - big_r)) - k_lo) - f)
     return jnp.where(((high - 0x6147A) | (0x6B851 - high)) > 0, with_square, without)
 
 

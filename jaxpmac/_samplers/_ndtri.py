@@ -157,7 +157,7 @@ def _central(w: jax.Array, ww: jax.Array, ratio: jax.Array) -> jax.Array:
     Q(w**2)``. ndtri multiplies by -sqrt(2 pi) and negates below 1/2: the same value,
     exactly."""
     dtype = w.dtype.type
-    return (w + _fixed_math.rounded(w * ww * ratio)) * dtype(np.sqrt(2.0 * np.pi))
+    return (w + _fixed_math.unfused(w * ww * ratio)) * dtype(np.sqrt(2.0 * np.pi))
 
 
 def _branch_by_branch(p: jax.Array, *, far_tail: bool) -> jax.Array:
@@ -251,7 +251,7 @@ def ndtri(p: jax.Array, *, within: tuple[float, float] | None = None) -> jax.Arr
     if centre_taken:
         w = q - dtype(0.5)
         ww = lax.square(w)
-        centre = w + _fixed_math.rounded(
+        centre = w + _fixed_math.unfused(
             w * ww * divide(polynomial(CENTRE_P, ww), polynomial(CENTRE_Q, ww)))
         centre = centre * -dtype(np.sqrt(2.0 * np.pi))
     if tail_taken:

@@ -347,3 +347,50 @@ def test_next_after_in_a_kernel_is_nextafter_bit_for_bit(dtype):
     with jp.force_lowering("kernel"):
         got = jax.jit(fm.next_after)(xs, ys)
     assert _same_bits(got, jax.jit(jax.lax.nextafter)(xs, ys))
+
+
+# A product whose fused multiply-add would differ: (1 + 2**-12)**2 - 1 is 2**-11 + 2**-24
+# exactly, and 2**-11 with the product rounded first (2**-24 is half an ulp of the product:
+# a tie, to even).
+_TIE = np.float32(1 + 2 ** -12)
+
+
+def _square_minus_one(x):
+    return fm.unfused(x * x) - jnp.float32(1)
+
+
+@pytest.mark.parametrize("form", ["eager", "jit", "vmap", "disable_jit", "kernel_lowering"])
+def test_unfused_rounds_a_product_before_its_addition(form):
+    import jaxpmac as jp
+    x = jnp.full((4,), _TIE)
+    if form == "eager":
+        got = _square_minus_one(x)
+    elif form == "jit":
+        got = jax.jit(_square_minus_one)(x)
+    elif form == "vmap":
+        got = jax.jit(jax.vmap(_square_minus_one))(x)
+    elif form == "disable_jit":
+        with jax.disable_jit():
+            got = _square_minus_one(x)
+    else:
+        with jp.force_lowering("kernel"):
+            got = jax.jit(_square_minus_one)(x)
+    np.testing.assert_array_equal(np.asarray(got), np.full((4,), 2.0 ** -11, np.float32))
+
+
+def test_unfused_is_the_identity_to_derivatives():
+    assert float(jax.grad(lambda x: fm.unfused(x * x))(np.float32(3))) == 6.0
+    tangent = jax.jvp(fm.unfused, (jnp.float32(2),), (jnp.float32(5),))[1]
+    assert float(tangent) == 5.0
+
+
+@pytest.mark.parametrize("platform, guarded", [("cpu", True), ("rocm", True), ("tpu", True),
+                                                ("cuda", False)])
+def test_a_products_guard_is_lowered_only_where_a_compiler_could_fuse_it(platform, guarded):
+    """``horner``'s products keep :func:`rounded`'s two caps in programs for platforms that
+    could fuse them into the additions; XLA's CUDA backend never does (``mul.rn``/``add.rn``,
+    checked in its PTX by ``benchmarks/deviceless_ptx_audit.py``), and there they cost nothing."""
+    x = jnp.linspace(0.5, 1.5, 8, dtype=jnp.float32)
+    traced = jax.jit(lambda v: fm.horner((1.5, -2.0, 0.25), v)).trace(x)
+    minimums = traced.lower(lowering_platforms=(platform,)).as_text().count("stablehlo.minimum")
+    assert minimums == (4 if guarded else 0)          # two caps for each of the two products
