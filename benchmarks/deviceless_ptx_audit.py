@@ -292,9 +292,13 @@ Why: a real H200 run on 2026-11-26 (`benchmarks/gpu_check.sh`) found float32 sam
 differing from the CPU's, because NVPTX compiled float32 division to `div.full.f32` and square
 root to `sqrt.approx.f32` (and LLVM merged `1 / sqrt` into `rsqrt.approx.f32`). The fix
 (`jaxpmac/_samplers/_correctly_rounded.py`) computes float32 division and square root in float64
-on cuda, with an integer identity around the operands so that LLVM cannot narrow them back.
+on cuda, with an integer identity around the divisor and the result so that neither LLVM nor
+XLA can narrow them back.
 This file supersedes its previous content (2026-11-25, jaxpmac bd20981: eleven hand-picked
 programs compiled before the fix, which found those approximate instructions; see git history).
+Since 2026-11-28 the elementary functions' products carry no integer guard against fused
+multiply-adds on cuda (`_fixed_math.unfused`): this audit's `fma/mad` and `unrounded` columns
+are what show that XLA's CUDA backend rounds each product and addition on its own.
 
 ## Method
 
