@@ -119,7 +119,7 @@ def _erfc_far_f64(abs_x: jax.Array) -> jax.Array:
     m = jnp.floor(a * f64(_EXPX2_SCALE) + f64(0.5)) * f64(1 / _EXPX2_SCALE)
     f = a - m                                       # exact: |f| <= 1/256, m and a close
     u = m * m                                       # exact (see _EXPX2_SCALE)
-    u1 = _fixed_math.rounded((m + m) * f) + _fixed_math.rounded(f * f)
+    u1 = _fixed_math.unfused((m + m) * f) + _fixed_math.unfused(f * f)
     z = _fixed_math.exp(-u) * _fixed_math.exp(-u1)
     low = a < f64(_ERFC_SPLIT)
     p = jnp.where(low, _fixed_math.horner(_ERFC_P, a), _fixed_math.horner(_ERFC_R, a))

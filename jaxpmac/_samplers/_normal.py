@@ -108,7 +108,7 @@ def _truncated_values(u, lower, upper, *, within=None):
     b = jnp.where(flip, -lower, upper)
     cdf_a, cdf_b = _ndtri.ndtr(a), _ndtri.ndtr(b)
     # The product rounded on its own: XLA fuses it into the addition in some programs only.
-    x = _ndtri.ndtri(cdf_a + _fixed_math.rounded(u * (cdf_b - cdf_a)), within=within)
+    x = _ndtri.ndtri(cdf_a + _fixed_math.unfused(u * (cdf_b - cdf_a)), within=within)
     x = jnp.where(flip, -x, x)
     # Keep inside the open interval (lower, upper) like jax.random.truncated_normal.
     x = jnp.clip(x, _fixed_math.next_after(lower, jnp.full_like(lower, jnp.inf)),
@@ -264,9 +264,9 @@ def _cholesky(cov: jax.Array) -> jax.Array:
             return _column(factor, k) * lax.dynamic_index_in_dim(row_j, k, axis=-1)
 
         # Columns k >= j of the factor are still 0, so for j = 0 this is 0 and v = a[:, 0].
-        first = _fixed_math.rounded(term(0))
+        first = _fixed_math.unfused(term(0))
         total = lax.fori_loop(1, jnp.maximum(j, 1),
-                              lambda k, t: t + _fixed_math.rounded(term(k)), first)
+                              lambda k, t: t + _fixed_math.unfused(term(k)), first)
         v = _column(a, j) - total
         pivot = lax.dynamic_index_in_dim(v, j, axis=-1, keepdims=False)
         diagonal = sqrt(pivot)
@@ -328,7 +328,7 @@ def _product(factor: jax.Array, z: jax.Array) -> jax.Array:
     lanes = _PRODUCT_LANES[z.dtype.itemsize]
 
     def rounded_term(j):
-        return _fixed_math.rounded(factor[..., :, j] * z[..., j, None])
+        return _fixed_math.unfused(factor[..., :, j] * z[..., j, None])
 
     groups = d // lanes
     total = None

@@ -3,8 +3,9 @@ every multiply and addition rounded on its own (``mul.rn``, ``add.rn``: no fused
 which ``_fixed_math.unfused`` leaves to this compiler on ``cuda``), division and square root
 correctly rounded, nothing flushed or approximated. Checked by the PTX audit
 (``benchmarks/deviceless_ptx_audit.py``, whose exit status is 0 only when no case has a finding)
-for samplers made of ``horner``, ``log``, ``exp`` and ``ndtri``. Skipped, with the reason, where
-the CUDA plugin is not installed (``pip install "jax[cuda12]"``):
+for samplers made of ``horner``, ``log``, ``exp``, ``ndtri`` and the multivariate normal's
+products. Skipped, with the reason, where the CUDA plugin is not installed
+(``pip install "jax[cuda12]"``):
 
     JAX_PLATFORMS=cpu python -m pytest tests/samplers/test_gpu_rounding_deviceless.py
 """
@@ -19,7 +20,8 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 H100_CONFIG = ROOT / "benchmarks" / "deviceless_h100.pbtxt"
-CASES = ("normal/float32", "normal/float64", "normal/bfloat16", "exponential/float32",
+CASES = ("normal/float32", "normal/float64", "normal/bfloat16", "truncated_normal/float32",
+         "multivariate_normal_cholesky/float64", "exponential/float32",
          "gumbel/float64", "logistic/float32", "gamma/a=0.3/float32")
 
 
