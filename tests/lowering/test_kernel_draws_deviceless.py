@@ -10,39 +10,26 @@ plugin gives its compiler only with ``JAX_PLATFORMS=cpu`` set before jax starts)
 
 from __future__ import annotations
 
-import pathlib
-
 import jax
 import pytest
 
+from deviceless_targets import H100, TPU_V5E, topology_device
 from jax.experimental import pallas as pl
 from test_kernel_draws import SAMPLERS, STATE, TILE, TILES, _kernel_call
 
 import jaxpmac as jp
 
-H100_CONFIG = pathlib.Path(__file__).parents[2] / "benchmarks" / "deviceless_h100.pbtxt"
-
-
-def _topology_device(**description):
-    try:
-        from jax.experimental import topologies
-        return topologies.get_topology_desc(**description).devices[0]
-    except Exception as error:  # noqa: BLE001 -- any failure means: no such compiler here
-        pytest.skip(f"no {description['platform']} compiler in this environment "
-                    f"({type(error).__name__}: {str(error)[:120]})")
-
 
 @pytest.fixture(scope="module")
 def tpu_v5e():
-    return _topology_device(topology_name="v5e:1x1", platform="tpu")
+    return topology_device(**TPU_V5E)
 
 
 @pytest.fixture(scope="module")
 def h100():
     if not hasattr(jax.sharding, "AbstractDevice"):
         pytest.skip(f"jax {jax.__version__} has no jax.sharding.AbstractDevice")
-    return _topology_device(platform="cuda", target_config=H100_CONFIG.read_text(),
-                            topology="1x1x1")
+    return topology_device(**H100)
 
 
 def _draws(name):

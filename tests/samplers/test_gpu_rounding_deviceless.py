@@ -16,23 +16,16 @@ import pathlib
 import subprocess
 import sys
 
-import pytest
+from deviceless_targets import H100, topology_device
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-H100_CONFIG = ROOT / "benchmarks" / "deviceless_h100.pbtxt"
 CASES = ("normal/float32", "normal/float64", "normal/bfloat16", "truncated_normal/float32",
          "multivariate_normal_cholesky/float64", "exponential/float32",
          "gumbel/float64", "logistic/float32", "gamma/a=0.3/float32")
 
 
 def test_the_cuda_programs_round_every_product_and_addition_on_its_own():
-    try:
-        from jax.experimental import topologies
-        topologies.get_topology_desc(platform="cuda", target_config=H100_CONFIG.read_text(),
-                                     topology="1x1x1")
-    except Exception as error:  # noqa: BLE001 -- any failure means: no CUDA compiler here
-        pytest.skip(f"no cuda compiler in this environment ({type(error).__name__}: "
-                    f"{str(error)[:120]})")
+    topology_device(**H100)                # skips where the CUDA plugin is not installed
     run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "deviceless_ptx_audit.py"),
                           "--timeout", "300", *CASES],
                          cwd=ROOT, capture_output=True, text=True, timeout=900)
