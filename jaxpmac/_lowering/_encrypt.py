@@ -14,6 +14,8 @@ from typing import Sequence
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+from jax import lax
 
 from jaxpmac._cipher import _threefish
 from jaxpmac._cipher import _words as w
@@ -114,6 +116,10 @@ def _encrypt_unrolled(key, tweak, block, *, rounds: int, native: bool,
     """``_threefish.encrypt`` of dynamic words as ``uint64`` arrays if ``native`` else
     ``Pair``s; ``wide``: computed on ``uint64`` words even when ``native`` is False."""
     shape = w.broadcast_shape((*tweak, *block))
+    if wide and shape == ():
+        with jax.enable_x64(True):
+            out = _block_on_lanes(key, tweak, block, rounds=rounds)
+            return out if native else tuple(w.to_pair(x, shape) for x in out)
     if wide and not native:
         # Computed on uint64 words (x64 on for this trace only), returned as Pairs: the same
         # bits; for GPU compilers a quarter of the program (docs/lowering.md).
@@ -124,3 +130,31 @@ def _encrypt_unrolled(key, tweak, block, *, rounds: int, native: bool,
             return tuple(w.to_pair(x, shape) for x in out)
     return tuple(_as_dynamic(x, shape, native=native)
                  for x in _threefish.encrypt(key, tweak, block, rounds=rounds))
+
+
+#: The lanes a single block's cipher is computed on (:func:`_block_on_lanes`): one per word.
+BLOCK_LANES = 4
+
+
+def _block_on_lanes(key, tweak, block, *, rounds: int) -> tuple[jax.Array, ...]:
+    """The cipher of one block of scalar words (a message hash's), its four ``uint64`` output
+    words computed on :data:`BLOCK_LANES` lanes, lane ``j`` keeping word ``j``. Call with x64
+    on.
+
+    Why: XLA's GPU backend splits the scalar cipher's four output words among two or three
+    kernels, each repeating the rounds its words need. On a vector whose lanes it cannot prove
+    equal it makes one kernel of one cipher (benchmarks/README.md, "H100 ALU per value"). The
+    lanes differ only by a zero made from the lane index, so every lane computes the same
+    bits; were the lanes equal, XLA's simplifier would compute the rounds on scalars again.
+    """
+    lane = lax.iota(jnp.uint64, BLOCK_LANES)
+    zero = lane >> np.uint64(BLOCK_LANES.bit_length())   # 0 in every lane, not a constant
+
+    def on_lanes(words):
+        return [x if w.is_static(x) else zero + w.to_u64(x) for x in words]
+
+    out = _threefish.encrypt(key, on_lanes(tweak), on_lanes(block), rounds=rounds)
+    lanes = jnp.broadcast_to(out[-1], lane.shape)
+    for j in range(len(out) - 2, -1, -1):
+        lanes = jnp.where(lane == j, out[j], lanes)
+    return tuple(lanes[j] for j in range(len(out)))

@@ -197,18 +197,20 @@ def _random123_case(i, vector, native, lowering):
     pairs with 72 rounds (a compilation of 5 to 13 s per key) in the slow run: its 20 rounds on
     pairs stay, and its 72 rounds are checked on pairs by default with the known answers
     (test_known_answers_pair_paths[True]) and on uint64 words here."""
-    slow = lowering == "elementwise_pairs" and not native and vector[0] == 72
+    slow = lowering.startswith("elementwise") and not native and vector[0] == 72
     return param(*vector, native, lowering,
                  id=f"{lowering}-{native}-{vector[0]}-key{i}-block{i}-expected{i}", slow=slow)
 
 
 @pytest.mark.parametrize("rounds,key,block,expected,native,lowering", [
     _random123_case(i, vector, native, lowering)
-    for lowering in ("elementwise_pairs", "rolled") for native in (False, True)
+    for lowering in ("elementwise", "elementwise_pairs", "rolled") for native in (False, True)
     for i, vector in enumerate(known.RANDOM123_THREEFRY4X64)])
 def test_random123_threefry4x64_vectors(rounds, key, block, expected, native, lowering):
     # Threefry-4x64-R (Random123) is Threefish-256 with a zero tweak: Python ints, then the
-    # compiled cipher on dynamic words, rolled and unrolled, on pairs and on uint64 words.
+    # compiled cipher on dynamic words, rolled and unrolled, on pairs and on uint64 words. One
+    # block of scalars is the message hash's case: the GPUs' form ("elementwise") computes it
+    # on lanes (_encrypt._block_on_lanes).
     assert _threefish.encrypt(key, (0, 0), block, rounds=rounds) == expected
     dynamic = [w.Pair(*map(jnp.asarray, w.pair_const(x))) for x in block]
     with jax.enable_x64(native):
@@ -218,6 +220,31 @@ def test_random123_threefry4x64_vectors(rounds, key, block, expected, native, lo
                                                     rounds=rounds))(dynamic)
         got = tuple(int(x) if native else int(x.hi) << 32 | int(x.lo) for x in out)
     assert got == expected
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_one_block_on_the_gpus_lanes_under_vmap_is_the_oracle(native):
+    """The GPUs' cipher of one block of scalar words (``_encrypt._block_on_lanes``, the message
+    hash's case: the generator's key, a static tweak), batched by ``vmap``, jitted and op by op,
+    gives each block's own answer."""
+    key, tweak = _threefish.GENERATOR_KEY, (2**64 - 1, 0xFFFFFFFF00000000)
+    blocks = [vector[2] for vector in known.RANDOM123_THREEFRY4X64] + [(7, 0, 0, 0)]
+    halves = (np.array([[x >> 32 for x in b] for b in blocks], np.uint32),
+              np.array([[x & 0xFFFFFFFF for x in b] for b in blocks], np.uint32))
+
+    def encrypt(hi, lo):
+        block = [w.Pair(hi[j], lo[j]) for j in range(4)]
+        if native:
+            block = [w.to_u64(x) for x in block]
+        pairs = [w.to_pair(x) for x in _encrypt.encrypt_as("elementwise", key, tweak, block,
+                                                           native=native)]
+        return jnp.stack([x.hi for x in pairs]), jnp.stack([x.lo for x in pairs])
+
+    with jax.enable_x64(native):
+        for program in (jax.jit(jax.vmap(encrypt)), jax.vmap(encrypt)):
+            hi, lo = program(*halves)
+            got = [tuple(int(h) << 32 | int(l) for h, l in zip(*row)) for row in zip(hi, lo)]
+            assert got == [ro.threefish256(key, tweak, b) for b in blocks]
 
 
 def test_x64_setting_is_restored():
