@@ -29,6 +29,7 @@ and tested on any machine.
 from __future__ import annotations
 
 import contextlib
+import functools
 from typing import Callable, Optional, Sequence
 
 import jax
@@ -242,3 +243,19 @@ def cpu_barrier(values):
     if name is not None:
         return lax.optimization_barrier(values) if name == "rolled" else values
     return lax.platform_dependent(values, cpu=lax.optimization_barrier, default=lambda x: x)
+
+
+def def_compiled_impl(primitive: jex.core.Primitive) -> None:
+    """Gives ``primitive`` an eager rule (calls outside ``jit``, ``jax.disable_jit``) that runs
+    it compiled, one jitted program per set of parameters, so that op by op it has the lowering
+    (and the values) that a jitted program gives it on the arrays' platform, as JAX runs its own
+    primitives."""
+    @functools.lru_cache(maxsize=None)
+    def compiled(params: tuple) -> Callable:
+        return jax.jit(functools.partial(primitive.bind, **dict(params)))
+
+    def impl(*operands, **params):
+        with jax.disable_jit(False):
+            return compiled(tuple(sorted(params.items())))(*operands)
+
+    primitive.def_impl(impl)

@@ -30,7 +30,6 @@ Example:
 
 from __future__ import annotations
 
-import functools
 
 import jax
 import jax.numpy as jnp
@@ -163,16 +162,7 @@ def _elementwise_primitive(name: str, operation) -> Primitive:
     primitive = Primitive(name)
     primitive.def_abstract_eval(lambda x, *rest, via_float64: jax.core.ShapedArray(x.shape,
                                                                                    x.dtype))
-    # Outside ``jit`` (eager calls, ``jax.disable_jit``), the same lowering as inside, compiled
-    # as JAX runs any primitive op by op.
-    compiled = {flag: jax.jit(functools.partial(primitive.bind, via_float64=flag))
-                for flag in (False, True)}
-
-    def impl(*operands, via_float64):
-        with jax.disable_jit(False):
-            return compiled[via_float64](*operands)
-
-    primitive.def_impl(impl)
+    _platform.def_compiled_impl(primitive)
     mlir.register_lowering(primitive, _lowering(operation, platform_needs_float64=False))
     for platform in APPROXIMATE_PLATFORMS:
         mlir.register_lowering(primitive, _lowering(operation, platform_needs_float64=True),

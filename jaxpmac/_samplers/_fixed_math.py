@@ -150,16 +150,7 @@ def unfused(product: jax.Array) -> jax.Array:
 
 unfused_p = Primitive("jaxpmac_unfused")
 unfused_p.def_abstract_eval(lambda aval: jax.core.ShapedArray(aval.shape, aval.dtype))
-# Outside ``jit`` (eager calls, ``jax.disable_jit``), the lowering inside, compiled op by op.
-_unfused_compiled = jax.jit(unfused_p.bind)
-
-
-def _unfused_impl(product):
-    with jax.disable_jit(False):
-        return _unfused_compiled(product)
-
-
-unfused_p.def_impl(_unfused_impl)
+_platform.def_compiled_impl(unfused_p)
 mlir.register_lowering(unfused_p, mlir.lower_fun(_rounded, multiple_results=False))
 for _platform_name in NO_CONTRACTION_PLATFORMS:
     mlir.register_lowering(unfused_p, lambda ctx, product: [product], platform=_platform_name)
