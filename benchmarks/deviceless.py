@@ -85,7 +85,10 @@ LIBRARIES = ("jax.random", "jaxpmac")
 
 BULK_PROGRAMS = ("bits", "uniform", "normal")
 SITE_PROGRAMS = {"sites_5": 5, "sites_20": 20, "sites_200": 200}
-PROGRAMS = (*BULK_PROGRAMS, "dropout", *SITE_PROGRAMS)
+# A framework's key operations through ``jax.random`` (a pmac key against threefry): N times
+# ``k, sub = split(k)`` and a scalar ``uniform(fold_in(sub, i))``, as NumPyro and Flax do.
+KEY_PROGRAMS = {"keys_10": 10}
+PROGRAMS = (*BULK_PROGRAMS, "dropout", *SITE_PROGRAMS, *KEY_PROGRAMS)
 QUICK_PROGRAMS = tuple(p for p in PROGRAMS if p != "sites_200")
 DEFAULT_BULK_SIZES = (2 ** 24,)
 QUICK_BULK_SIZES = (2 ** 20,)
@@ -135,6 +138,8 @@ class Task:
         """The program as a table row names it, e.g. ``bits 2**20`` or ``sites_5 (5 x 64x64)``."""
         if self.program in SITE_PROGRAMS:
             return f"{self.program} ({SITE_PROGRAMS[self.program]} x {_shape_text(SITE_SHAPE)})"
+        if self.program in KEY_PROGRAMS:
+            return f"{self.program} ({self.size} x split, fold_in, uniform)"
         if self.program == "dropout":
             return f"dropout {_shape_text(DROPOUT_SHAPE)}"
         return f"{self.program} {_size_text(self.size)}"
@@ -148,6 +153,8 @@ def plan_tasks(programs, bulk_sizes) -> list[Task]:
             tasks += [Task(program, n) for n in bulk_sizes]
         elif program == "dropout":
             tasks.append(Task(program, _count(DROPOUT_SHAPE)))
+        elif program in KEY_PROGRAMS:
+            tasks.append(Task(program, KEY_PROGRAMS[program]))
         else:
             tasks.append(Task(program, SITE_PROGRAMS[program] * _count(SITE_SHAPE)))
     return tasks
@@ -221,12 +228,31 @@ def build_program(task: Task, library: str):
         return ((lambda seed, x: x * (draw["uniform"](make_key(seed), x.shape) > DROPOUT_RATE)),
                 [seed_spec, (DROPOUT_SHAPE, jnp.float32)])
 
+    if task.program in KEY_PROGRAMS:
+        return functools.partial(key_operations, library=library, count=task.size), [seed_spec]
+
     def sum_of_sites(seed):
         root = make_key(seed)
         return functools.reduce(operator.add, (draw["normal"](fold(root, label), SITE_SHAPE)
                                                for label in range(SITE_PROGRAMS[task.program])))
 
     return sum_of_sites, [seed_spec]
+
+
+def key_operations(seed, *, library: str, count: int):
+    """``count`` times ``k, sub = split(k)`` and ``uniform(fold_in(sub, i), ())`` with a
+    ``jax.random`` key: of jaxpmac's implementation (``impl="pmac"``) or the default one."""
+    import jax
+    import jax.numpy as jnp
+
+    if library == "jaxpmac":
+        import jaxpmac  # noqa: F401  (registers the "pmac" implementation)
+    key = jax.random.key(seed, impl="pmac" if library == "jaxpmac" else None)
+    values = []
+    for i in range(count):
+        key, sub = jax.random.split(key)
+        values.append(jax.random.uniform(jax.random.fold_in(sub, i), ()))
+    return jnp.stack(values)
 
 
 @contextlib.contextmanager
@@ -413,7 +439,7 @@ def run_target(target: str, tasks, *, timeout_s: float,
                     "--compile-one", task.program, str(task.size), library]
             outcome = run_child(argv, timeout_s=timeout_s, max_rss_bytes=max_rss_bytes, env=env)
             dumped = None
-            if outcome.status == "ok" and task.program not in SITE_PROGRAMS:
+            if outcome.status == "ok" and task.program in (*BULK_PROGRAMS, "dropout"):
                 dumped = compiler_dump_counts(target, argv, timeout_s=timeout_s,
                                               max_rss_bytes=max_rss_bytes, env=env)
             record = record_for(target, task, library, outcome, dumped)

@@ -48,12 +48,14 @@ def test_plan_quick_and_sizes():
     args = dl.parse_args(["--quick"])
     tasks = dl.plan_tasks(args.programs, args.sizes)
     assert [t.program for t in tasks] == ["bits", "uniform", "normal", "dropout", "sites_5",
-                                          "sites_20"]
+                                          "sites_20", "keys_10"]
     assert tasks[0] == BITS and tasks[3].size == 4096 * 4096
     assert [t.size for t in dl.plan_tasks(["normal", "bits"], [2 ** 16, 2 ** 24])] == [
         2 ** 16, 2 ** 24, 2 ** 16, 2 ** 24]
     assert dl.parse_args(["--sizes", "2**22", "4096"]).sizes == [2 ** 22, 4096]
     assert "sites_200" in dl.parse_args([]).programs
+    assert [(t.program, t.size, t.label) for t in dl.plan_tasks(["keys_10"], [])] == [
+        ("keys_10", 10, "keys_10 (10 x split, fold_in, uniform)")]
 
 
 def test_markdown_table_from_fake_results():

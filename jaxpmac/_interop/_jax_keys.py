@@ -24,7 +24,7 @@ from jaxpmac._cipher import _stream, _threefish
 from jaxpmac._cipher import _words as w
 from jaxpmac._interop import _jax_internals
 from jaxpmac._lowering import _rolled, _window
-from jaxpmac._lowering._encrypt import encrypt_as
+from jaxpmac._lowering._encrypt import encrypt_as, words_on_lanes
 from jaxpmac._lowering._draw_boundary import ends_draw
 from jaxpmac._lowering._platform import by_platform
 from jaxpmac._message import _inputs
@@ -73,10 +73,17 @@ def _key_data_of_state(state: RNGState) -> jax.Array:
 # high half first, and so is each result. On a CPU the cipher is ``_rolled.encrypt_few_blocks``,
 # a loop whose step is one kernel for a few blocks (the stream's rolled cipher, about five
 # kernels a round, dominates programs that split and draw a few values many times, such as
-# NumPyro's NUTS); elsewhere the unrolled cipher of every other draw.
+# NumPyro's NUTS); on GPUs the blocks on lanes (``_lane_blocks``); on TPUs the unrolled
+# cipher on pairs, as every other draw's.
 #: Draws of up to this many output blocks (64 uint32 values) take this cipher; longer ones the
 #: stream's (``_window.counter_stream``).
 SMALL_DRAW_MAX_BLOCKS = 8
+
+
+def _words64(halves: jax.Array) -> jax.Array:
+    """``uint32`` halves on the key layout (high half first) as ``uint64`` words; x64 on."""
+    pairs = halves.reshape(-1, 2).astype(jnp.uint64)
+    return (pairs[:, 0] << np.uint64(32)) | pairs[:, 1]
 
 
 # Jitted: by_platform traces its branch when it lowers it, so unjitted this was traced anew at
@@ -87,13 +94,23 @@ def _rolled_blocks(t0: jax.Array, block: jax.Array, n_blocks: int) -> jax.Array:
     """The cipher on a CPU: ``t0`` a ``uint32[2]`` word, ``block`` ``uint32[8]``; blocks
     ``c = 0 .. n_blocks - 1`` under tweak ``(t0, c)``, ``uint32[n_blocks, 8]``."""
     with jax.enable_x64(True):
-        def word64(pairs):
-            pairs = pairs.reshape(-1, 2).astype(jnp.uint64)
-            return (pairs[:, 0] << np.uint64(32)) | pairs[:, 1]
-
-        out = _rolled.encrypt_few_blocks(word64(t0), word64(block), n_blocks)      # [n, 4]
+        out = _rolled.encrypt_few_blocks(_words64(t0), _words64(block), n_blocks)  # [n, 4]
         return jnp.stack([(out >> np.uint64(32)).astype(jnp.uint32),
                           out.astype(jnp.uint32)], axis=2).reshape(n_blocks, 8)
+
+
+def _lane_blocks(t0: jax.Array, block: jax.Array, n_blocks: int) -> jax.Array:
+    """The cipher on GPUs: the blocks on lanes (``_encrypt.words_on_lanes``), each ``uint64``
+    word split into its halves by a bitcast, high half first: no concatenation of the words'
+    halves, which XLA's GPU emitter computed once per ``uint32`` (a chain of ten ``split`` and
+    ``fold_in`` compiled for minutes)."""
+    with jax.enable_x64(True):
+        (tweak_word,), block_words = _words64(t0), _words64(block)
+        counter = jnp.arange(n_blocks, dtype=jnp.uint64)
+        words = words_on_lanes(_threefish.GENERATOR_KEY, (tweak_word, counter),
+                               [block_words[j] for j in range(WORDS_PER_BLOCK)])
+        halves = lax.bitcast_convert_type(words, jnp.uint32)       # [n, 4, 2], low half first
+        return halves[..., ::-1].reshape(n_blocks, 8)
 
 
 def _unrolled_blocks(lowering: str):
@@ -112,7 +129,7 @@ def _encrypt_blocks(t0: jax.Array, block: jax.Array, n_blocks: int = 1) -> jax.A
     def branch(encrypt):
         return lambda t0, block: encrypt(t0, block, n_blocks)
     return by_platform(t0, block, rolled=branch(_rolled_blocks),
-                       elementwise=branch(_unrolled_blocks("elementwise")),
+                       elementwise=branch(_lane_blocks),
                        elementwise_pairs=branch(_unrolled_blocks("elementwise_pairs")),
                        result=jax.ShapeDtypeStruct((n_blocks, 8), jnp.uint32))
 

@@ -132,29 +132,40 @@ def _encrypt_unrolled(key, tweak, block, *, rounds: int, native: bool,
                  for x in _threefish.encrypt(key, tweak, block, rounds=rounds))
 
 
-#: The lanes a single block's cipher is computed on (:func:`_block_on_lanes`): one per word.
+#: The lanes a block's cipher is computed on (:func:`words_on_lanes`): one per word.
 BLOCK_LANES = 4
 
 
-def _block_on_lanes(key, tweak, block, *, rounds: int) -> tuple[jax.Array, ...]:
-    """The cipher of one block of scalar words (a message hash's), its four ``uint64`` output
-    words computed on :data:`BLOCK_LANES` lanes, lane ``j`` keeping word ``j``. Call with x64
-    on.
+def words_on_lanes(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[w.Word], *,
+                   rounds: int = _threefish.ROUNDS) -> jax.Array:
+    """Threefish-256 of a few blocks of dynamic words as one ``uint64`` array of their shape
+    plus a last axis of :data:`BLOCK_LANES`, lane ``j`` holding word ``j`` (each lane computes
+    the whole block's cipher and keeps its word). Call with x64 on.
 
-    Why: XLA's GPU backend splits the scalar cipher's four output words among two or three
-    kernels, each repeating the rounds its words need. On a vector whose lanes it cannot prove
-    equal it makes one kernel of one cipher (benchmarks/README.md, "H100 ALU per value"). The
-    lanes differ only by a zero made from the lane index, so every lane computes the same
-    bits; were the lanes equal, XLA's simplifier would compute the rounds on scalars again.
+    Why, on GPUs: XLA's GPU backend splits a cipher of few blocks among kernels, each repeating
+    the rounds its output words need, and where the words' halves are concatenated (a key's
+    layout) its emitter computes the cipher once per element of the concatenation, in code of
+    thousands of lines that LLVM takes minutes to optimise (benchmarks/README.md, "H100 ALU per
+    value"). On lanes it is one kernel of one cipher. The lanes differ only by a zero made from
+    the lane index, so every lane computes the same bits; were they equal, XLA's simplifier
+    would compute the rounds on the words' own shape again.
     """
-    lane = lax.iota(jnp.uint64, BLOCK_LANES)
+    shape = w.broadcast_shape((*tweak, *block))
+    lane = lax.broadcasted_iota(jnp.uint64, (*shape, BLOCK_LANES), len(shape))
     zero = lane >> np.uint64(BLOCK_LANES.bit_length())   # 0 in every lane, not a constant
 
     def on_lanes(words):
-        return [x if w.is_static(x) else zero + w.to_u64(x) for x in words]
+        return [x if w.is_static(x) else zero + w.to_u64(x)[..., None] for x in words]
 
     out = _threefish.encrypt(key, on_lanes(tweak), on_lanes(block), rounds=rounds)
     lanes = jnp.broadcast_to(out[-1], lane.shape)
     for j in range(len(out) - 2, -1, -1):
         lanes = jnp.where(lane == j, out[j], lanes)
-    return tuple(lanes[j] for j in range(len(out)))
+    return lanes
+
+
+def _block_on_lanes(key, tweak, block, *, rounds: int) -> tuple[jax.Array, ...]:
+    """The cipher of one block of scalar words (a message hash's) by :func:`words_on_lanes`,
+    as four ``uint64`` scalars. Call with x64 on."""
+    lanes = words_on_lanes(key, tweak, block, rounds=rounds)
+    return tuple(lanes[j] for j in range(BLOCK_LANES))
