@@ -145,8 +145,9 @@ def words_on_lanes(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[
     Why, on GPUs: XLA's GPU backend splits a cipher of few blocks among kernels, each repeating
     the rounds its output words need, and where the words' halves are concatenated (a key's
     layout) its emitter computes the cipher once per element of the concatenation, in code of
-    thousands of lines that LLVM takes minutes to optimise (benchmarks/README.md, "H100 ALU per
-    value"). On lanes it is one kernel of one cipher. The lanes differ only by a zero made from
+    thousands of lines that LLVM takes minutes to optimise (benchmarks/README.md, "A
+    framework's key operations on accelerators" and "H100 ALU per value"). On lanes it is one
+    kernel of one cipher. The lanes differ only by a zero made from
     the lane index, so every lane computes the same bits; were they equal, XLA's simplifier
     would compute the rounds on the words' own shape again.
     """

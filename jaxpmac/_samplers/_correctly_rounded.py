@@ -30,7 +30,6 @@ Example:
 
 from __future__ import annotations
 
-
 import jax
 import jax.numpy as jnp
 import numpy as np
