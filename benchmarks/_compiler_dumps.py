@@ -146,6 +146,10 @@ def dump_environment(target: str, folder: pathlib.Path,
         env["LIBTPU_INIT_ARGS"] = " ".join(filter(None, (
             environ.get("LIBTPU_INIT_ARGS"), f"--xla_jf_dump_to={folder}",
             f"--xla_jf_dump_static_llo_profile_to={os.path.join(folder, 'prof')}")))
+        # With its dumps on, libtpu type-checks every LLO pass; a check that fails (it rejects
+        # an int add on a bitcast float, which it compiles without dumps) is logged again and
+        # again into /tmp/tpu_logs, over 100 MB a second, until the disk is full.
+        env["TPU_LOG_DIR"] = "disabled"
     return env
 
 

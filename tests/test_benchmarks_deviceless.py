@@ -253,7 +253,8 @@ def test_dump_flags_keep_the_callers_flags(tmp_path):
                    "HOME": "/h"}
     env = dumps.dump_environment("tpu", tmp_path, {})
     assert env == {"LIBTPU_INIT_ARGS": f"--xla_jf_dump_to={tmp_path} "
-                                       f"--xla_jf_dump_static_llo_profile_to={tmp_path}/prof"}
+                                       f"--xla_jf_dump_static_llo_profile_to={tmp_path}/prof",
+                   "TPU_LOG_DIR": "disabled"}      # libtpu's log files could fill the disk
 
 
 def test_tables_show_alu_per_value_and_cycles_with_their_ratios():
