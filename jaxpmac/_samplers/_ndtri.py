@@ -106,18 +106,39 @@ def _branch_horner(branches, x: jax.Array) -> jax.Array:
     each element's coefficients taken from its branch: ``branches`` is ``[(mask, c), ...,
     (None, c)]``, the first whose mask holds (the last one otherwise). One evaluation per
     element instead of one per branch; each element's value is its branch's polynomial's,
-    bit for bit (shorter ones are padded with leading zeros, :func:`_padded`; ``x`` finite)."""
+    bit for bit (``x`` finite).
+
+    A branch with fewer coefficients is as if padded with leading zeros (:func:`_padded`),
+    without a select per padded step: its elements follow the other branches' coefficients
+    there and are set to ``+0`` once, where their own coefficients begin. Padding would have
+    left ``+-0`` at that point, and ``+-0 * x + c = c`` either way."""
     dtype = x.dtype.type
     length = max(len(c) for _, c in branches)
+    starts = [length - len(c) for _, c in branches]
     columns = [_padded(c, length) for _, c in branches]
 
+    def own(k):
+        """Where branch ``k`` is the element's own: the first whose mask holds (the last
+        branch's mask is None: where no other holds)."""
+        mask = branches[k][0]
+        held = [~earlier for earlier, _ in branches[:k]] + ([] if mask is None else [mask])
+        return functools.reduce(jnp.logical_and, held)
+
     def coefficient(i):
-        value = jnp.full_like(x, dtype(columns[-1][i]))
-        for (mask, _), column in zip(branches[-2::-1], columns[-2::-1]):
-            value = jnp.where(mask, dtype(column[i]), value)
+        live = [(mask, column[i]) for (mask, _), column, start
+                in zip(branches, columns, starts) if start <= i]
+        value = jnp.full_like(x, dtype(live[-1][1]))
+        for mask, c in live[-2::-1]:
+            value = jnp.where(mask, dtype(c), value)
         return value
 
-    return _fixed_math.horner([coefficient(i) for i in range(length)], x)
+    y = coefficient(0)
+    for i in range(1, length):
+        beginning = [own(k) for k, start in enumerate(starts) if start == i]
+        if beginning:
+            y = jnp.where(functools.reduce(jnp.logical_or, beginning), dtype(0), y)
+        y = _fixed_math.unfused(y * x) + coefficient(i)
+    return y
 
 
 def lower_half_ndtri(p: jax.Array, *, p_min: float) -> jax.Array:

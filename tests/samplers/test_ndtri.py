@@ -30,6 +30,7 @@ import numpy as np
 import pytest
 
 import jaxpmac as jp
+from jaxpmac._samplers import _fixed_math
 from jaxpmac._samplers import _ndtri
 from jaxpmac._samplers import _unit
 from conftest import for_each_lowering
@@ -246,6 +247,30 @@ class LowerHalfNdtriTest(chex.TestCase):
         traced_with = jax.make_jaxpr(lambda q: _ndtri.lower_half_ndtri(q, p_min=2.0 ** -65))(p)
         traced_without = jax.make_jaxpr(lambda q: _ndtri.lower_half_ndtri(q, p_min=2.0 ** -33))(p)
         assert len(traced_without.eqns) < len(traced_with.eqns)
+
+
+@pytest.mark.parametrize("lengths", [(3, 6, 5), (6, 2, 4), (5, 5, 1), (2, 2, 7)])
+@pytest.mark.parametrize("jitted", [False, True])
+def test_branch_horner_is_each_branch_polynomial(lengths, jitted):
+    """Each element's value is its own branch's polynomial by ``horner``, bit for bit, whichever
+    branch is the shorter (its elements follow other coefficients, then restart from +0), with
+    overlapping masks (the first that holds wins) and negative, zero and large ``x``."""
+    rng = np.random.default_rng(sum(lengths))
+    x = jnp.asarray(np.concatenate([rng.standard_normal(4000) * 10.0 ** rng.integers(-3, 4, 4000),
+                                    [0.0, -0.0, 1e30, -1e30]]).astype(np.float32))
+    coefficients = [tuple(rng.standard_normal(n)) for n in lengths]
+    first = jnp.asarray(rng.random(x.shape) < 0.4)
+    second = jnp.asarray(rng.random(x.shape) < 0.5)       # overlaps ``first``
+
+    def horner(a, b, x):
+        return _ndtri._branch_horner(
+            [(a, coefficients[0]), (b, coefficients[1]), (None, coefficients[2])], x)
+
+    ours = (jax.jit(horner) if jitted else horner)(first, second, x)
+    each = [_fixed_math.horner(c, x) for c in coefficients]
+    expected = jnp.where(first, each[0], jnp.where(second, each[1], each[2]))
+    np.testing.assert_array_equal(np.asarray(ours).view(np.uint32),
+                                  np.asarray(expected).view(np.uint32))
 
 
 @pytest.mark.parametrize("lowering", ["elementwise", "elementwise_pairs"])
