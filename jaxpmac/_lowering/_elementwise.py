@@ -120,6 +120,8 @@ def stream_window(h, final_tweak, first_block, skip, *, shape: tuple[int, ...], 
             return x if w.is_static(x) else (w.to_u64(x) if wide else w.to_pair(x))
 
         block, within = _positions(shape, skip, per_block, wide=wide, stride=stride)
+        if wide:
+            final_tweak, *h = _varying_by_element((final_tweak, *h), block)
         tweak = (word(final_tweak), w.add(word(first_block), block))
         words = _threefish.encrypt(_threefish.GENERATOR_KEY, tweak, [word(x) for x in h])
         index = within >> np.uint32(per_word.bit_length() - 1)
@@ -134,6 +136,28 @@ def stream_window(h, final_tweak, first_block, skip, *, shape: tuple[int, ...], 
         if bits == WORD_BITS:
             return w.to_u64(chosen)
         return _part(chosen, within & np.uint32(per_word - 1), bits, dtype)
+
+
+def _varying_by_element(words, block: jax.Array) -> list:
+    """``words`` (static ints, ``Pair``s or ``uint64`` scalars) xored with a zero made from each
+    element's ``block`` (``uint64``): ``block >> 63``, which XLA keeps and LLVM folds to 0 (a
+    block number has its top bits clear), so the bits are the same.
+
+    Why, on GPUs: XLA computes the stream's operations on the hash alone (joining a ``Pair``'s
+    halves, the first key injection and MIX of the counter-free words) in a small kernel of
+    their own between the hash's and the stream's. As functions of the element they stay in
+    the stream's kernel, where LLVM computes them once per thread: a draw is the hash's kernel
+    and its own (benchmarks/README.md, "H100 ALU per value")."""
+    zero = block >> np.uint64(63)
+    zero32 = zero.astype(jnp.uint32)
+
+    def varying(x):
+        if w.is_static(x):
+            return x
+        if isinstance(x, w.Pair):
+            return w.Pair(x.hi ^ zero32, x.lo ^ zero32)
+        return x ^ zero
+    return [varying(x) for x in words]
 
 
 #: The largest map (equations of its jaxpr, nested ones included) that :func:`mapped_window`

@@ -118,8 +118,7 @@ def _encrypt_unrolled(key, tweak, block, *, rounds: int, native: bool,
     shape = w.broadcast_shape((*tweak, *block))
     if wide and shape == ():
         with jax.enable_x64(True):
-            out = _block_on_lanes(key, tweak, block, rounds=rounds)
-            return out if native else tuple(w.to_pair(x, shape) for x in out)
+            return _block_on_lanes(key, tweak, block, rounds=rounds, native=native)
     if wide and not native:
         # Computed on uint64 words (x64 on for this trace only), returned as Pairs: the same
         # bits; for GPU compilers a quarter of the program (docs/lowering.md).
@@ -165,8 +164,16 @@ def words_on_lanes(key: Sequence[int], tweak: Sequence[w.Word], block: Sequence[
     return lanes
 
 
-def _block_on_lanes(key, tweak, block, *, rounds: int) -> tuple[jax.Array, ...]:
+def _block_on_lanes(key, tweak, block, *, rounds: int, native: bool) -> tuple[w.Word, ...]:
     """The cipher of one block of scalar words (a message hash's) by :func:`words_on_lanes`,
-    as four ``uint64`` scalars. Call with x64 on."""
+    as four ``uint64`` scalars if ``native``, else as ``Pair``s. Call with x64 on.
+
+    The ``Pair``s' halves are a bit cast of the lanes, not shifts of each word: a stream that
+    joins them again then reads the hash's one kernel, where XLA computed the shifts of the
+    four scalars, and the stream's first operations on them, in a small kernel of their own
+    (:func:`jaxpmac._lowering._elementwise.stream_window`)."""
     lanes = words_on_lanes(key, tweak, block, rounds=rounds)
-    return tuple(lanes[j] for j in range(BLOCK_LANES))
+    if native:
+        return tuple(lanes[j] for j in range(BLOCK_LANES))
+    halves = lax.bitcast_convert_type(lanes, jnp.uint32)          # [lane, 2], low half first
+    return tuple(w.Pair(halves[j, 1], halves[j, 0]) for j in range(BLOCK_LANES))
