@@ -171,7 +171,10 @@ def _kernel(halves_in, out_ref, values_ref, *, static_words, tile_rows: int, lin
     if steps == 1:
         step(0, 0)
     else:
-        lax.fori_loop(0, steps, step, 0)
+        # Two steps an iteration: libtpu schedules their independent ciphers side by side, in
+        # fewer cycles; all steps unrolled, fewer still but a slower compile
+        # (benchmarks/README.md, "TPU v5e").
+        lax.fori_loop(0, steps, step, 0, unroll=2)
 
 
 def _call(halves, *, static_words, lines: int, length: int, word_map,
