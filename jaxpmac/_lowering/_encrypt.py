@@ -168,10 +168,10 @@ def _block_on_lanes(key, tweak, block, *, rounds: int, native: bool) -> tuple[w.
     """The cipher of one block of scalar words (a message hash's) by :func:`words_on_lanes`,
     as four ``uint64`` scalars if ``native``, else as ``Pair``s. Call with x64 on.
 
-    The ``Pair``s' halves are a bit cast of the lanes, not shifts of each word: a stream that
-    joins them again then reads the hash's one kernel, where XLA computed the shifts of the
-    four scalars, and the stream's first operations on them, in a small kernel of their own
-    (:func:`jaxpmac._lowering._elementwise.stream_window`)."""
+    The ``Pair``s' halves are a bit cast of the lanes, not shifts of each word: XLA computed
+    those shifts, and a stream's first operations on the words, in a small kernel of their
+    own between the hash's and the stream's; from a bit cast the stream's kernel reads them
+    (see :func:`jaxpmac._lowering._elementwise._varying_by_element`)."""
     lanes = words_on_lanes(key, tweak, block, rounds=rounds)
     if native:
         return tuple(lanes[j] for j in range(BLOCK_LANES))
