@@ -94,13 +94,6 @@ def _tail_ratio(numerator, denominator, z: jax.Array) -> jax.Array:
 ONE_RATIO_MIN_SIZE = 1 << 16
 
 
-def _padded(coefficients, length: int) -> tuple[float, ...]:
-    """``coefficients`` of a polynomial with leading zeros up to ``length``: by Horner's rule
-    the zeros give ``0 * x + 0 = 0`` exactly for a finite ``x``, then the first coefficient,
-    so the value is the same, bit for bit."""
-    return (0.0,) * (length - len(coefficients)) + tuple(coefficients)
-
-
 def _branch_horner(branches, x: jax.Array) -> jax.Array:
     """Horner's rule as :func:`_fixed_math.horner` (each product rounded on its own) with
     each element's coefficients taken from its branch: ``branches`` is ``[(mask, c), ...,
@@ -108,14 +101,13 @@ def _branch_horner(branches, x: jax.Array) -> jax.Array:
     element instead of one per branch; each element's value is its branch's polynomial's,
     bit for bit (``x`` finite).
 
-    A branch with fewer coefficients is as if padded with leading zeros (:func:`_padded`),
-    without a select per padded step: its elements follow the other branches' coefficients
-    there and are set to ``+0`` once, where their own coefficients begin. Padding would have
-    left ``+-0`` at that point, and ``+-0 * x + c = c`` either way."""
+    A branch with fewer coefficients is as if padded with leading zeros, without a select per
+    padded step: its elements follow the other branches' coefficients there and are set to
+    ``+0`` once, where their own coefficients begin. Leading zeros would have left ``+-0`` at
+    that point (``0 * x + 0``, ``x`` finite), and ``+-0 * x + c = c`` either way."""
     dtype = x.dtype.type
     length = max(len(c) for _, c in branches)
-    starts = [length - len(c) for _, c in branches]
-    columns = [_padded(c, length) for _, c in branches]
+    starts = [length - len(c) for _, c in branches]      # each branch's first step
 
     def own(k):
         """Where branch ``k`` is the element's own: the first whose mask holds (the last
@@ -125,8 +117,8 @@ def _branch_horner(branches, x: jax.Array) -> jax.Array:
         return functools.reduce(jnp.logical_and, held)
 
     def coefficient(i):
-        live = [(mask, column[i]) for (mask, _), column, start
-                in zip(branches, columns, starts) if start <= i]
+        live = [(mask, c[i - start]) for (mask, c), start in zip(branches, starts)
+                if start <= i]
         value = jnp.full_like(x, dtype(live[-1][1]))
         for mask, c in live[-2::-1]:
             value = jnp.where(mask, dtype(c), value)
