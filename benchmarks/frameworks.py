@@ -1,6 +1,7 @@
-"""NumPyro with a pmac key vs jax.random's default key: NUTS (eight schools) and an SVI step.
+"""NumPyro, blackjax and Flax with a pmac key vs jax.random's default key.
 
-Run: ``python -m benchmarks.frameworks [--repeats 5] [--warmup 200 --samples 200]``
+Run: ``python -m benchmarks.frameworks [--repeats 5] [--warmup 200 --samples 200]
+[--only nuts|svi|blackjax|flax]``
 
 Both keys run in the same process, interleaved repeat by repeat (the order alternates), and the
 ratios printed are medians of the pmac time over the default (threefry) time of the same repeat:
@@ -17,8 +18,18 @@ below 1.0 pmac is faster. Measured per contender:
 - SVI: ``SVI(eight_schools, AutoNormal, Adam, Trace_ELBO)``; ``compile`` is
   ``jax.jit(svi.update).lower(state).compile()``, ``per step`` a ``lax.fori_loop`` of
   ``--svi-steps`` jitted ``update`` calls over the number of steps.
+- blackjax: ``blackjax.nuts`` on eight schools' non-centred log density (fixed step size and
+  mass matrix, no adaptation), as ``docs/recipes/blackjax_nuts.py`` runs it: ``compile`` is
+  ``jax.jit(kernel.step).lower(key, state).compile()``, ``per step`` a jitted ``lax.scan`` of
+  ``--blackjax-steps`` steps over ``jax.random.split(key, steps)``, and ``per leapfrog`` the
+  scan's time over its sum of ``num_integration_steps``.
+- Flax: an ``nnx`` MLP (784-512-512-10, ``nnx.Dropout(0.5)`` after each hidden layer, batch
+  128) trained with SGD, its dropout keys from ``nnx.Rngs`` as in ``docs/recipes/flax_nnx.py``
+  (each call folds the stream's count into the key, then draws a 128x512 mask): ``compile`` is
+  one training step's ``lower`` + ``compile``, ``per step`` a jitted ``lax.fori_loop`` of
+  ``--flax-steps`` steps over the number of steps.
 
-Skipped with a message where numpyro is not installed.
+A framework that is not installed is skipped with a message.
 """
 
 from __future__ import annotations
@@ -101,6 +112,88 @@ def svi_once(impl: str, seed: int, steps: int) -> dict:
     return {"per step": (time.perf_counter() - t0) / steps, "compile": compile_s}
 
 
+def _eight_schools_logdensity(params):
+    """Eight schools, non-centred: ``theta = mu + tau * theta_tilde``, ``tau = exp(log_tau)``."""
+    mu, log_tau, theta_tilde = params["mu"], params["log_tau"], params["theta_tilde"]
+    tau = jnp.exp(log_tau)
+    norm = jax.scipy.stats.norm
+    log_prior = (norm.logpdf(mu, 0.0, 5.0) + jax.scipy.stats.cauchy.logpdf(tau, 0.0, 5.0)
+                 + log_tau + norm.logpdf(theta_tilde).sum())    # + log_tau: the Jacobian
+    return log_prior + norm.logpdf(Y, mu + tau * theta_tilde, SIGMA).sum()
+
+
+def blackjax_once(impl: str, seed: int, steps: int) -> dict:
+    import blackjax
+    position = {"mu": jnp.float32(0.0), "log_tau": jnp.float32(0.0),
+                "theta_tilde": jnp.zeros(J, jnp.float32)}
+    kernel = blackjax.nuts(_eight_schools_logdensity, step_size=0.5,
+                           inverse_mass_matrix=jnp.ones(J + 2))
+    state = kernel.init(position)
+    key = jax.random.key(seed, impl=impl)
+
+    def run(state, key):
+        def one_step(carry, key):
+            state, leapfrogs = carry
+            state, info = kernel.step(key, state)
+            return (state, leapfrogs + info.num_integration_steps), None
+        return jax.lax.scan(one_step, (state, jnp.int32(0)),
+                            jax.random.split(key, steps))[0]
+
+    t0 = time.perf_counter()
+    jax.jit(kernel.step).lower(key, state).compile()
+    compile_s = time.perf_counter() - t0
+    loop = jax.jit(run)
+    jax.block_until_ready(loop(state, key))   # compile the loop, untimed
+    t0 = time.perf_counter()
+    _, leapfrogs = jax.block_until_ready(loop(state, key))
+    run_s = time.perf_counter() - t0
+    return {"per step": run_s / steps, "compile": compile_s,
+            "per leapfrog": run_s / int(leapfrogs)}
+
+
+def flax_once(impl: str, seed: int, steps: int) -> dict:
+    from flax import nnx
+
+    class MLP(nnx.Module):
+        def __init__(self, rngs):
+            self.layers = nnx.List([nnx.Linear(784, 512, rngs=rngs),
+                                    nnx.Linear(512, 512, rngs=rngs),
+                                    nnx.Linear(512, 10, rngs=rngs)])
+            self.dropout = nnx.Dropout(0.5, rngs=rngs)
+
+        def __call__(self, x):
+            for layer in self.layers[:-1]:
+                x = self.dropout(nnx.relu(layer(x)))
+            return self.layers[-1](x)
+
+    root = jax.random.key(seed, impl=impl)
+    params_key, dropout_key = jax.random.split(root)
+    graphdef, state = nnx.split(MLP(nnx.Rngs(params=params_key, dropout=dropout_key)))
+    x = jnp.asarray(np.random.default_rng(seed).normal(size=(128, 784)), jnp.float32)
+    labels = jnp.arange(128) % 10
+
+    def step(state):
+        model = nnx.merge(graphdef, state)
+
+        def loss(model):
+            logits = model(x)
+            return -jnp.take_along_axis(jax.nn.log_softmax(logits), labels[:, None], 1).mean()
+
+        grads = nnx.grad(loss)(model)
+        params = nnx.state(model, nnx.Param)
+        nnx.update(model, jax.tree.map(lambda p, g: p - 1e-3 * g, params, grads))
+        return nnx.state(model)
+
+    t0 = time.perf_counter()
+    jax.jit(step).lower(state).compile()
+    compile_s = time.perf_counter() - t0
+    loop = jax.jit(lambda s: jax.lax.fori_loop(0, steps, lambda i, s: step(s), s))
+    jax.block_until_ready(loop(state))        # compile the loop, untimed
+    t0 = time.perf_counter()
+    jax.block_until_ready(loop(state))
+    return {"per step": (time.perf_counter() - t0) / steps, "compile": compile_s}
+
+
 def _interleaved(fn, repeats: int) -> dict:
     """``{impl: {measure: [values per repeat]}}``, the impls' order alternating by repeat."""
     out = {impl: {} for impl in IMPLS}
@@ -127,31 +220,46 @@ def _report(title: str, result: dict) -> dict:
     return ratios
 
 
+def _installed(module: str) -> str | None:
+    """The module's version, or None (with a message) where it is not installed."""
+    try:
+        return __import__(module).__version__
+    except ImportError:
+        print(f"benchmarks.frameworks: {module} is not installed; skipped (pip install {module})")
+        return None
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=200)
     parser.add_argument("--samples", type=int, default=200)
     parser.add_argument("--svi-steps", type=int, default=2000)
-    parser.add_argument("--only", choices=("nuts", "svi"), default=None)
+    parser.add_argument("--blackjax-steps", type=int, default=400)
+    parser.add_argument("--flax-steps", type=int, default=50)
+    parser.add_argument("--only", choices=("nuts", "svi", "blackjax", "flax"), default=None)
     args = parser.parse_args(argv)
-    try:
-        import numpyro
-    except ImportError:
-        print("benchmarks.frameworks: numpyro is not installed; skipped "
-              "(pip install numpyro)")
-        return 0
     from benchmarks import _host
-    print(f"jax {jax.__version__}, numpyro {numpyro.__version__}, {_host.host_cpu()}, "
-          f"{jax.devices()[0].platform}, x64={jax.config.jax_enable_x64}, "
-          f"repeats={args.repeats}")
-    if args.only in (None, "nuts"):
-        _report(f"NUTS eight schools, {args.warmup} warmup + {args.samples} samples",
-                _interleaved(lambda impl, r: nuts_once(impl, 10 * r, args.warmup, args.samples),
+    print(f"jax {jax.__version__}, {_host.host_cpu()}, {jax.devices()[0].platform}, "
+          f"x64={jax.config.jax_enable_x64}, repeats={args.repeats}")
+    wanted = {"nuts", "svi", "blackjax", "flax"} if args.only is None else {args.only}
+    if wanted & {"nuts", "svi"} and (version := _installed("numpyro")):
+        if "nuts" in wanted:
+            _report(f"NumPyro NUTS eight schools (numpyro {version}), "
+                    f"{args.warmup} warmup + {args.samples} samples",
+                    _interleaved(lambda impl, r: nuts_once(impl, 10 * r, args.warmup,
+                                                           args.samples), args.repeats))
+        if "svi" in wanted:
+            _report(f"NumPyro SVI eight schools (AutoNormal, Adam), {args.svi_steps} steps",
+                    _interleaved(lambda impl, r: svi_once(impl, r, args.svi_steps),
+                                 args.repeats))
+    if "blackjax" in wanted and (version := _installed("blackjax")):
+        _report(f"blackjax NUTS eight schools (blackjax {version}), {args.blackjax_steps} steps",
+                _interleaved(lambda impl, r: blackjax_once(impl, r, args.blackjax_steps),
                              args.repeats))
-    if args.only in (None, "svi"):
-        _report(f"SVI eight schools (AutoNormal, Adam), {args.svi_steps} steps",
-                _interleaved(lambda impl, r: svi_once(impl, r, args.svi_steps), args.repeats))
+    if "flax" in wanted and (version := _installed("flax")):
+        _report(f"Flax NNX MLP with dropout (flax {version}), {args.flax_steps} SGD steps",
+                _interleaved(lambda impl, r: flax_once(impl, r, args.flax_steps), args.repeats))
     return 0
 
 
