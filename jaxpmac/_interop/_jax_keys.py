@@ -23,8 +23,8 @@ from jax.extend import random as jex_random
 from jaxpmac._cipher import _stream, _threefish
 from jaxpmac._cipher import _words as w
 from jaxpmac._interop import _jax_internals
-from jaxpmac._lowering import _rolled, _window
-from jaxpmac._lowering._encrypt import encrypt_as, words_on_lanes
+from jaxpmac._lowering import _rolled, _tpu_kernel, _window
+from jaxpmac._lowering._encrypt import words_on_lanes
 from jaxpmac._lowering._draw_boundary import ends_draw
 from jaxpmac._lowering._platform import by_platform
 from jaxpmac._message import _inputs
@@ -73,8 +73,8 @@ def _key_data_of_state(state: RNGState) -> jax.Array:
 # high half first, and so is each result. On a CPU the cipher is ``_rolled.encrypt_few_blocks``,
 # a loop whose step is one kernel for a few blocks (the stream's rolled cipher, about five
 # kernels a round, dominates programs that split and draw a few values many times, such as
-# NumPyro's NUTS); on GPUs the blocks on lanes (``_lane_blocks``); on TPUs the unrolled
-# cipher on pairs, as every other draw's.
+# NumPyro's NUTS); on GPUs the blocks on lanes (``_lane_blocks``); on TPUs a kernel a block
+# (``_kernel_blocks``).
 #: Draws of up to this many output blocks (64 uint32 values) take this cipher; longer ones the
 #: stream's (``_window.counter_stream``).
 SMALL_DRAW_MAX_BLOCKS = 8
@@ -113,12 +113,18 @@ def _lane_blocks(t0: jax.Array, block: jax.Array, n_blocks: int) -> jax.Array:
         return halves[..., ::-1].reshape(n_blocks, 8)
 
 
-def _pair_blocks(t0: jax.Array, block: jax.Array, n_blocks: int) -> jax.Array:
-    """The cipher on TPUs: the unrolled cipher on ``uint32`` pairs, as their other draws."""
-    counter = w.Pair(jnp.zeros((n_blocks,), jnp.uint32), jnp.arange(n_blocks, dtype=jnp.uint32))
-    out = encrypt_as("elementwise_pairs", _threefish.GENERATOR_KEY,
-                     (w.Pair(t0[0], t0[1]), counter), _unpack_words(block), native=False)
-    return jnp.stack([half for x in out for half in (x.hi, x.lo)], axis=1)
+def _kernel_blocks(t0: jax.Array, block: jax.Array, n_blocks: int) -> jax.Array:
+    """The cipher on TPUs: each block in the one-block kernel that a draw's message hash uses
+    there (``_tpu_kernel.encrypt_block``, the counter a static tweak word). XLA's TPU compiler
+    leaves a cipher of scalars unfused and compiled each one slowly: ten ``split``, ``fold_in``
+    and scalar draws took 4-8x threefry's compile time as the unrolled cipher on pairs, and
+    take 0.7-1.1x as kernels, which all share one trace (benchmarks/README.md, "A framework's
+    key operations on accelerators")."""
+    tweak_word, words = w.Pair(t0[0], t0[1]), _unpack_words(block)
+    blocks = [_tpu_kernel.encrypt_block(_threefish.GENERATOR_KEY, (tweak_word, counter), words,
+                                        rounds=_threefish.ROUNDS)
+              for counter in range(n_blocks)]
+    return jnp.stack([jnp.stack([half for x in out for half in (x.hi, x.lo)]) for out in blocks])
 
 
 def _encrypt_blocks(t0: jax.Array, block: jax.Array, n_blocks: int = 1) -> jax.Array:
@@ -128,7 +134,7 @@ def _encrypt_blocks(t0: jax.Array, block: jax.Array, n_blocks: int = 1) -> jax.A
         return lambda t0, block: encrypt(t0, block, n_blocks)
     return by_platform(t0, block, rolled=branch(_rolled_blocks),
                        elementwise=branch(_lane_blocks),
-                       elementwise_pairs=branch(_pair_blocks),
+                       elementwise_pairs=branch(_kernel_blocks),
                        result=jax.ShapeDtypeStruct((n_blocks, 8), jnp.uint32))
 
 

@@ -73,14 +73,18 @@ def test_fold_in_under_vmap(lowering):
         np.testing.assert_array_equal(got[i], jp.bits(STATE.split(i), (10,)))
 
 
-def test_rolled_blocks_are_threefish():
+# Each platform's form of the key's cipher, here on this CPU: the TPU's kernel computes its
+# rows with XLA here (its own bits in interpret mode: tests/lowering/test_tpu_kernel.py).
+@pytest.mark.parametrize("blocks", ["_rolled_blocks", "_lane_blocks", "_kernel_blocks"])
+def test_each_platforms_blocks_are_threefish(blocks):
+    encrypt_blocks = getattr(_jax_keys, blocks)
     rng = np.random.default_rng(0)
     for _ in range(3):
         t0 = int(rng.integers(2**63)) * 2 + 1
         words = [int(x) * 3 for x in rng.integers(2**62, size=4)]
         block = np.array([half for x in words for half in (x >> 32, x & 0xFFFFFFFF)], np.uint32)
         t0_pair = np.array([t0 >> 32, t0 & 0xFFFFFFFF], np.uint32)
-        got = np.asarray(jax.jit(lambda t, b: _jax_keys._rolled_blocks(t, b, 3))(t0_pair, block))
+        got = np.asarray(jax.jit(lambda t, b: encrypt_blocks(t, b, 3))(t0_pair, block))
         for c in range(3):
             want = _threefish.encrypt(_threefish.GENERATOR_KEY, (t0, c), words)
             assert [(int(got[c, 2 * j]) << 32) | int(got[c, 2 * j + 1]) for j in range(4)] \

@@ -222,6 +222,24 @@ def test_draw_sites_of_a_traced_seed_share_one_hash_kernel():
     assert re.findall(r"call @(_encrypt[\w.]*)", lowered) == ["_encrypt_block"] * 3 + ["_encrypt"]
 
 
+def test_lowered_for_tpu_a_keys_operations_encrypt_in_the_hash_kernel():
+    # A pmac key's flushes (split, fold_in) and small draws: each block a call of the one
+    # hash kernel, not XLA's unrolled cipher of scalars, which the TPU compiler took seconds
+    # over (benchmarks/README.md, "A framework's key operations on accelerators").
+    def key_operations(data):
+        key = jax.random.wrap_key_data(data, impl="pmac")
+        _, sub = jax.random.split(key)
+        return jax.random.uniform(jax.random.fold_in(sub, 5), ())
+    data = jax.random.key_data(jp.as_jax_key(jp.key(3)))
+    lowered = jax.jit(key_operations).trace(data).lower(lowering_platforms=("tpu",)).as_text()
+    assert (re.findall(r"func.func private @(_encrypt[\w.]*)", lowered)
+            == ["_encrypt_block", "_encrypt"])
+    assert re.findall(r"call @(_encrypt_block)", lowered) == ["_encrypt_block"] * 3
+    assert lowered.count("tpu_custom_call") == 1
+    assert "stablehlo.while" not in lowered
+    assert lowered.count("stablehlo.xor") < 20        # the cipher has ~600 operations
+
+
 @pytest.mark.parametrize("shape", [(), (5,)])
 def test_hash_kernel_under_vmap_and_eagerly_equals_the_cpu(shape):
     seeds = jnp.arange(math.prod(shape) or 1, dtype=jnp.uint32).reshape(shape)
