@@ -115,16 +115,17 @@ def _lane_blocks(t0: jax.Array, block: jax.Array, n_blocks: int) -> jax.Array:
 
 def _kernel_blocks(t0: jax.Array, block: jax.Array, n_blocks: int) -> jax.Array:
     """The cipher on TPUs: each block in the one-block kernel that a draw's message hash uses
-    there (``_tpu_kernel.encrypt_block``, the counter a static tweak word). XLA's TPU compiler
-    leaves a cipher of scalars unfused and compiled each one slowly: ten ``split``, ``fold_in``
-    and scalar draws took 4-8x threefry's compile time as the unrolled cipher on pairs, and
-    take 0.7-1.1x as kernels, which all share one trace (benchmarks/README.md, "A framework's
-    key operations on accelerators")."""
+    there, the counter a static tweak word; the kernel's first column is the block on the key
+    layout (``_tpu_kernel.encrypt_block_halves``). XLA's TPU compiler leaves a cipher of
+    scalars unfused and compiled each one slowly: ten ``split``, ``fold_in`` and scalar draws
+    took 6x threefry's compile time as the unrolled cipher on pairs, and take 0.9x as kernels,
+    which all share one trace (benchmarks/README.md, "A framework's key operations on
+    accelerators")."""
     tweak_word, words = w.Pair(t0[0], t0[1]), _unpack_words(block)
-    blocks = [_tpu_kernel.encrypt_block(_threefish.GENERATOR_KEY, (tweak_word, counter), words,
-                                        rounds=_threefish.ROUNDS)
-              for counter in range(n_blocks)]
-    return jnp.stack([jnp.stack([half for x in out for half in (x.hi, x.lo)]) for out in blocks])
+    return jnp.stack([_tpu_kernel.encrypt_block_halves(_threefish.GENERATOR_KEY,
+                                                       (tweak_word, counter), words,
+                                                       rounds=_threefish.ROUNDS)
+                      for counter in range(n_blocks)])
 
 
 def _encrypt_blocks(t0: jax.Array, block: jax.Array, n_blocks: int = 1) -> jax.Array:
