@@ -12,6 +12,7 @@ Usage::
     python -m benchmarks.deviceless                  # tpu and cuda, every program, 2**24 draws
     python -m benchmarks.deviceless --quick          # 2**20 draws; sites_5 and sites_20 only
     python -m benchmarks.deviceless --programs bits dropout --timeout 300
+    python -m benchmarks.deviceless --programs numpyro_nuts numpyro_svi   # numpyro in the venvs
     /tmp/dl-tpu/bin/python -m benchmarks.deviceless --target tpu    # one target, in-process
 
 Writes ``benchmarks/results/deviceless/results.json`` and ``results.md`` as each target ends; a
@@ -88,8 +89,12 @@ SITE_PROGRAMS = {"sites_5": 5, "sites_20": 20, "sites_200": 200}
 # A framework's key operations through ``jax.random`` (a pmac key against threefry): N times
 # ``k, sub = split(k)`` and a scalar ``uniform(fold_in(sub, i))``, as NumPyro and Flax do.
 KEY_PROGRAMS = {"keys_10": 10}
-PROGRAMS = (*BULK_PROGRAMS, "dropout", *SITE_PROGRAMS, *KEY_PROGRAMS)
-QUICK_PROGRAMS = tuple(p for p in PROGRAMS if p != "sites_200")
+# NumPyro's programs from a traced seed (benchmarks/frameworks.py): eight schools' NUTS.init and
+# one step, an SVI init and one update. Only where asked for (they need numpyro in the venv).
+FRAMEWORK_PROGRAMS = {"numpyro_nuts": "NUTS init + one step", "numpyro_svi": "SVI init + one update"}
+PROGRAMS = (*BULK_PROGRAMS, "dropout", *SITE_PROGRAMS, *KEY_PROGRAMS, *FRAMEWORK_PROGRAMS)
+DEFAULT_PROGRAMS = tuple(p for p in PROGRAMS if p not in FRAMEWORK_PROGRAMS)
+QUICK_PROGRAMS = tuple(p for p in DEFAULT_PROGRAMS if p != "sites_200")
 DEFAULT_BULK_SIZES = (2 ** 24,)
 QUICK_BULK_SIZES = (2 ** 20,)
 DROPOUT_SHAPE = (4096, 4096)
@@ -140,6 +145,8 @@ class Task:
             return f"{self.program} ({SITE_PROGRAMS[self.program]} x {_shape_text(SITE_SHAPE)})"
         if self.program in KEY_PROGRAMS:
             return f"{self.program} ({self.size} x split, fold_in, uniform)"
+        if self.program in FRAMEWORK_PROGRAMS:
+            return f"{self.program} ({FRAMEWORK_PROGRAMS[self.program]})"
         if self.program == "dropout":
             return f"dropout {_shape_text(DROPOUT_SHAPE)}"
         return f"{self.program} {_size_text(self.size)}"
@@ -155,6 +162,8 @@ def plan_tasks(programs, bulk_sizes) -> list[Task]:
             tasks.append(Task(program, _count(DROPOUT_SHAPE)))
         elif program in KEY_PROGRAMS:
             tasks.append(Task(program, KEY_PROGRAMS[program]))
+        elif program in FRAMEWORK_PROGRAMS:
+            tasks.append(Task(program, 1))
         else:
             tasks.append(Task(program, SITE_PROGRAMS[program] * _count(SITE_SHAPE)))
     return tasks
@@ -230,6 +239,12 @@ def build_program(task: Task, library: str):
 
     if task.program in KEY_PROGRAMS:
         return functools.partial(key_operations, library=library, count=task.size), [seed_spec]
+    if task.program in FRAMEWORK_PROGRAMS:
+        from benchmarks import frameworks
+        program = {"numpyro_nuts": frameworks.nuts_init_and_step,
+                   "numpyro_svi": frameworks.svi_init_and_update}[task.program]
+        impl = "pmac" if library == "jaxpmac" else "threefry2x32"
+        return functools.partial(program, impl=impl), [seed_spec]
 
     def sum_of_sites(seed):
         root = make_key(seed)
@@ -698,7 +713,7 @@ def parse_args(argv) -> argparse.Namespace:
                         help="(internal) compile one program for --target in this process and "
                              "print its measurements as JSON")
     args = parser.parse_args(argv)
-    args.programs = args.programs or (QUICK_PROGRAMS if args.quick else PROGRAMS)
+    args.programs = args.programs or (QUICK_PROGRAMS if args.quick else DEFAULT_PROGRAMS)
     args.sizes = args.sizes or (QUICK_BULK_SIZES if args.quick else DEFAULT_BULK_SIZES)
     available = available_memory_bytes()
     if args.max_rss_gb is None and available is not None:

@@ -108,12 +108,34 @@ def nuts_once(impl: str, seed: int, warmup: int, samples: int) -> dict:
     return {"per step": run_s / n, "compile": compile_s, "per leapfrog": run_s / int(leapfrogs)}
 
 
-def svi_once(impl: str, seed: int, steps: int) -> dict:
+def nuts_init_and_step(seed, *, impl: str):
+    """``NUTS.init`` from ``jax.random.key(seed, impl=impl)`` and one ``kernel.sample``: the
+    program ``python -m benchmarks.deviceless --programs numpyro_nuts`` compiles."""
+    from numpyro.infer import NUTS
+    kernel = NUTS(_model())
+    state = kernel.init(jax.random.key(seed, impl=impl), 200, model_args=(SIGMA,),
+                        model_kwargs={"y": Y})
+    return kernel.sample(state, (SIGMA,), {"y": Y}).z
+
+
+def svi_init_and_update(seed, *, impl: str):
+    """``svi_once``'s SVI initialised from ``jax.random.key(seed, impl=impl)`` and one update's
+    loss: the program ``python -m benchmarks.deviceless --programs numpyro_svi`` compiles."""
+    svi = _svi()
+    return svi.update(svi.init(jax.random.key(seed, impl=impl), SIGMA, y=Y), SIGMA, y=Y)[1]
+
+
+def _svi():
+    """Eight schools' SVI: ``AutoNormal`` guide, ``Adam(1e-2)``, ``Trace_ELBO``."""
     import numpyro.optim
     from numpyro.infer import SVI, Trace_ELBO
     from numpyro.infer.autoguide import AutoNormal
     model = _model()
-    svi = SVI(model, AutoNormal(model), numpyro.optim.Adam(1e-2), Trace_ELBO())
+    return SVI(model, AutoNormal(model), numpyro.optim.Adam(1e-2), Trace_ELBO())
+
+
+def svi_once(impl: str, seed: int, steps: int) -> dict:
+    svi = _svi()
     state = svi.init(jax.random.key(seed, impl=impl), SIGMA, y=Y)
 
     def update(state):

@@ -56,6 +56,10 @@ def test_plan_quick_and_sizes():
     assert "sites_200" in dl.parse_args([]).programs
     assert [(t.program, t.size, t.label) for t in dl.plan_tasks(["keys_10"], [])] == [
         ("keys_10", 10, "keys_10 (10 x split, fold_in, uniform)")]
+    # NumPyro's programs only when asked for: they need numpyro in the compilers' venvs.
+    assert not set(dl.FRAMEWORK_PROGRAMS) & set(dl.parse_args([]).programs)
+    assert [t.label for t in dl.plan_tasks(["numpyro_svi", "numpyro_nuts"], [])] == [
+        "numpyro_nuts (NUTS init + one step)", "numpyro_svi (SVI init + one update)"]
 
 
 def test_markdown_table_from_fake_results():

@@ -3,9 +3,12 @@ is not installed is skipped with a message (no timing asserts)."""
 
 from __future__ import annotations
 
+import functools
 import pathlib
 import sys
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from scipy import stats
@@ -55,3 +58,10 @@ def test_main_reports_pmac_over_threefry(capsys):
     assert frameworks.main(["--only", "flax", "--repeats", "1", "--flax-steps", "2"]) == 0
     out = capsys.readouterr().out
     assert "Flax NNX MLP with dropout" in out and "ratio pmac/threefry" in out
+
+
+@pytest.mark.parametrize("program", ["nuts_init_and_step", "svi_init_and_update"])
+def test_numpyro_programs_of_the_deviceless_benchmark_run_from_a_traced_seed(program):
+    pytest.importorskip("numpyro")
+    run = jax.jit(functools.partial(getattr(frameworks, program), impl="pmac"))
+    assert all(np.isfinite(leaf).all() for leaf in jax.tree.leaves(run(jnp.uint32(1))))
