@@ -91,7 +91,8 @@ SITE_PROGRAMS = {"sites_5": 5, "sites_20": 20, "sites_200": 200}
 KEY_PROGRAMS = {"keys_10": 10}
 # NumPyro's programs from a traced seed (benchmarks/frameworks.py): eight schools' NUTS.init and
 # one step, an SVI init and one update. Only where asked for (they need numpyro in the venv).
-FRAMEWORK_PROGRAMS = {"numpyro_nuts": "NUTS init + one step", "numpyro_svi": "SVI init + one update"}
+FRAMEWORK_PROGRAMS = {"numpyro_nuts": "NUTS init + one step",
+                      "numpyro_svi": "SVI init + one update"}
 PROGRAMS = (*BULK_PROGRAMS, "dropout", *SITE_PROGRAMS, *KEY_PROGRAMS, *FRAMEWORK_PROGRAMS)
 DEFAULT_PROGRAMS = tuple(p for p in PROGRAMS if p not in FRAMEWORK_PROGRAMS)
 QUICK_PROGRAMS = tuple(p for p in DEFAULT_PROGRAMS if p != "sites_200")
