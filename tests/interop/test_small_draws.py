@@ -43,9 +43,9 @@ def test_small_draws_uint64():
                 jp.bits(state, (n,), jnp.uint64))
 
 
-# Under every lowering: the GPU's and TPU's keys take the unrolled cipher (``by_platform``), which
-# the oracle's property tests (test_interop_oracle.py) check under the TPU's lowering only in
-# the slow run.
+# Under every lowering: the GPU's keys take the blocks on lanes and the TPU's the hash kernel
+# (``by_platform``; here on a CPU its rows computed by XLA), which the oracle's property tests
+# (test_interop_oracle.py) check under the TPU's lowering only in the slow run.
 @pytest.mark.usefixtures("each_lowering")
 def test_fold_in_chains_and_split():
     key = jp.as_jax_key(STATE)
