@@ -87,12 +87,27 @@ def _model():
     return eight_schools
 
 
-def nuts_once(impl: str, seed: int, warmup: int, samples: int) -> dict:
+def _nuts_init(key, warmup: int):
+    """Eight schools' ``NUTS`` kernel and its state from ``NUTS.init(key, warmup)``."""
     from numpyro.infer import NUTS
     kernel = NUTS(_model())
+    return kernel, kernel.init(key, warmup, model_args=(SIGMA,), model_kwargs={"y": Y})
+
+
+def _svi_init(key):
+    """Eight schools' SVI (``AutoNormal`` guide, ``Adam(1e-2)``, ``Trace_ELBO``) and its state
+    from ``svi.init(key, ...)``."""
+    import numpyro.optim
+    from numpyro.infer import SVI, Trace_ELBO
+    from numpyro.infer.autoguide import AutoNormal
+    model = _model()
+    svi = SVI(model, AutoNormal(model), numpyro.optim.Adam(1e-2), Trace_ELBO())
+    return svi, svi.init(key, SIGMA, y=Y)
+
+
+def nuts_once(impl: str, seed: int, warmup: int, samples: int) -> dict:
+    kernel, state = _nuts_init(jax.random.key(seed, impl=impl), warmup)
     args, kwargs = (SIGMA,), {"y": Y}
-    state = kernel.init(jax.random.key(seed, impl=impl), warmup, model_args=args,
-                        model_kwargs=kwargs)
     n = warmup + samples
 
     def step(state):
@@ -111,32 +126,19 @@ def nuts_once(impl: str, seed: int, warmup: int, samples: int) -> dict:
 def nuts_init_and_step(seed, *, impl: str):
     """``NUTS.init`` from ``jax.random.key(seed, impl=impl)`` and one ``kernel.sample``: the
     program ``python -m benchmarks.deviceless --programs numpyro_nuts`` compiles."""
-    from numpyro.infer import NUTS
-    kernel = NUTS(_model())
-    state = kernel.init(jax.random.key(seed, impl=impl), 200, model_args=(SIGMA,),
-                        model_kwargs={"y": Y})
+    kernel, state = _nuts_init(jax.random.key(seed, impl=impl), 200)
     return kernel.sample(state, (SIGMA,), {"y": Y}).z
 
 
 def svi_init_and_update(seed, *, impl: str):
     """``svi_once``'s SVI initialised from ``jax.random.key(seed, impl=impl)`` and one update's
     loss: the program ``python -m benchmarks.deviceless --programs numpyro_svi`` compiles."""
-    svi = _svi()
-    return svi.update(svi.init(jax.random.key(seed, impl=impl), SIGMA, y=Y), SIGMA, y=Y)[1]
-
-
-def _svi():
-    """Eight schools' SVI: ``AutoNormal`` guide, ``Adam(1e-2)``, ``Trace_ELBO``."""
-    import numpyro.optim
-    from numpyro.infer import SVI, Trace_ELBO
-    from numpyro.infer.autoguide import AutoNormal
-    model = _model()
-    return SVI(model, AutoNormal(model), numpyro.optim.Adam(1e-2), Trace_ELBO())
+    svi, state = _svi_init(jax.random.key(seed, impl=impl))
+    return svi.update(state, SIGMA, y=Y)[1]
 
 
 def svi_once(impl: str, seed: int, steps: int) -> dict:
-    svi = _svi()
-    state = svi.init(jax.random.key(seed, impl=impl), SIGMA, y=Y)
+    svi, state = _svi_init(jax.random.key(seed, impl=impl))
 
     def update(state):
         return svi.update(state, SIGMA, y=Y)[0]

@@ -117,10 +117,9 @@ def _kernel_blocks(t0: jax.Array, block: jax.Array, n_blocks: int) -> jax.Array:
     """The cipher on TPUs: each block in the one-block kernel that a draw's message hash uses
     there, the counter a static tweak word; the kernel's first column is the block on the key
     layout (``_tpu_kernel.encrypt_block_halves``). XLA's TPU compiler leaves a cipher of
-    scalars unfused and compiled each one slowly: ten ``split``, ``fold_in`` and scalar draws
-    took 6x threefry's compile time as the unrolled cipher on pairs, and take 0.6-0.9x as
-    kernels, which all share one trace (benchmarks/README.md, "A framework's key operations on
-    accelerators")."""
+    scalars unfused and compiles it slowly; the kernels all share one trace and compile in
+    less time than threefry's key operations (benchmarks/README.md, "A framework's key
+    operations on accelerators")."""
     tweak_word, words = w.Pair(t0[0], t0[1]), _unpack_words(block)
     return jnp.stack([_tpu_kernel.encrypt_block_halves(_threefish.GENERATOR_KEY,
                                                        (tweak_word, counter), words,

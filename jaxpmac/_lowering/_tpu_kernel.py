@@ -313,22 +313,22 @@ def encrypt_block(key, tweak, block, *, rounds: int) -> tuple[w.Pair, ...]:
     Every word, static ones too, is an input row, so that all of a program's draw sites share
     one kernel, traced and lowered once (a kernel per site's labels traced in ~50 ms each),
     and the rows are made by one jitted function, traced once for all the sites too."""
-    out = _encrypt_block(_kernel_words(tweak, block), key=tuple(key), n_tweak=len(tweak),
-                         rounds=rounds)
+    out = _block_rows(key, tweak, block, rounds=rounds)
     return tuple(w.Pair(out[..., 2 * k, 0], out[..., 2 * k + 1, 0]) for k in range(4))
 
 
 def encrypt_block_halves(key, tweak, block, *, rounds: int) -> jax.Array:
     """:func:`encrypt_block` as one ``uint32[8]`` vector, each word's high half, then its low
-    half, in order: the kernel's first column. For a vector, this is cheaper than the halves
-    as scalars: libtpu's estimate puts eight scalars stacked into a vector at ~9,000 cycles."""
-    out = _encrypt_block(_kernel_words(tweak, block), key=tuple(key), n_tweak=len(tweak),
-                         rounds=rounds)
-    return out[..., :, 0]
+    half, in order: the kernel's first column. Where a vector is wanted this is cheaper than
+    the halves as scalars stacked again (benchmarks/README.md, "A framework's key operations
+    on accelerators")."""
+    return _block_rows(key, tweak, block, rounds=rounds)[..., :, 0]
 
 
-def _kernel_words(tweak, block) -> tuple[w.Word, ...]:
-    return tuple(w.pair_const(x) if w.is_static(x) else x for x in (*tweak, *block))
+def _block_rows(key, tweak, block, *, rounds: int) -> jax.Array:
+    """:func:`_encrypt_block` of the words, static ones as constant ``Pair``s."""
+    words = tuple(w.pair_const(x) if w.is_static(x) else x for x in (*tweak, *block))
+    return _encrypt_block(words, key=tuple(key), n_tweak=len(tweak), rounds=rounds)
 
 
 @functools.partial(jax.jit, static_argnames=("key", "n_tweak", "rounds"))
